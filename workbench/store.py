@@ -43,7 +43,6 @@ exactly what was written, and a resumed run fills :meth:`TrajectoryStore.missing
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import operator
 import os
 from collections.abc import Mapping
@@ -289,7 +288,12 @@ def _init_file(
     for name, info in schema.observer_info.items():
         k = len(info["components"])
         ds = observers.create_dataset(
-            name, shape=(n_real, nt, k), dtype=np.float64, chunks=(1, nt, k), fillvalue=np.nan, **comp
+            name,
+            shape=(n_real, nt, k),
+            dtype=np.float64,
+            chunks=(1, nt, k),
+            fillvalue=np.nan,
+            **comp,
         )
         ds.attrs["quantity"] = info["quantity"]
         ds.attrs["unit"] = info["unit"]
