@@ -32,7 +32,7 @@ from workbench.inertia import principal_frame
 from workbench.scene import WORLD, Body, Joint, Scene, resolve_file
 from workbench.state import State
 
-__all__ = ["Engine", "BodyFrame", "import_pybullet"]
+__all__ = ["Engine", "BodyFrame", "import_pybullet", "mass_overrides_from_params"]
 
 #: Lever arm (m) between the two POINT2POINT constraints that make a revolute joint. Long enough
 #: that the pair resists rotation about the other axes stiffly, short enough to stay inside
@@ -68,6 +68,17 @@ def import_pybullet():
         for fd in saved:
             os.close(fd)
     return pybullet
+
+
+def mass_overrides_from_params(params: dict) -> dict:
+    """``{"body/mass": m, "body/com": c, "body/inertia": J}`` -> ``{body: {...}}`` for
+    :class:`Engine` (the realized mass properties a trajectory was run with)."""
+    out: dict[str, dict] = {}
+    for key, value in params.items():
+        body, _, quantity = key.partition("/")
+        if quantity in ("mass", "com", "inertia"):
+            out.setdefault(body, {})[quantity] = np.asarray(value, dtype=float)
+    return out
 
 
 def _flush_c_stdout() -> None:
@@ -226,6 +237,8 @@ class Engine:
             params["contactBreakingThreshold"] = s.settings.contact_breaking_threshold
         if s.settings.restitution_velocity_threshold is not None:
             params["restitutionVelocityThreshold"] = s.settings.restitution_velocity_threshold
+        if s.settings.contact_erp is not None:
+            params["contactERP"] = s.settings.contact_erp
         p.setPhysicsEngineParameter(physicsClientId=c, **params)
         self.uids: list[int] = []
         self.frames: list[BodyFrame] = []

@@ -18,7 +18,7 @@ import yaml
 from workbench.errors import SceneError
 from workbench.scene import Scene, format_loc, scene_from_dict
 
-__all__ = ["load_scene", "parse_override"]
+__all__ = ["load_scene", "parse_override", "scene_to_json", "scene_from_json"]
 
 SCENE_SUFFIXES = (".yaml", ".yml", ".py")
 
@@ -161,3 +161,26 @@ def _plain(v: Any) -> bool:
     return isinstance(v, (int, float, str, bool, list, tuple)) or v is None
 
 
+
+
+def scene_to_json(scene: Scene) -> str:
+    """The resolved scene as JSON, with its source and folder, for storing beside results."""
+    import json
+
+    return json.dumps({
+        "source": scene.source,
+        "base_dir": str(Path(scene.base_dir).resolve()) if scene.base_dir else None,
+        "scene": scene.model_dump(mode="json"),
+    })
+
+
+def scene_from_json(text: str, source: str = "<stored scene>") -> Scene:
+    """Rebuild a :class:`Scene` from :func:`scene_to_json` output (parameters already applied)."""
+    import json
+
+    try:
+        doc = json.loads(text)
+        data, base_dir = doc["scene"], doc.get("base_dir")
+    except (ValueError, KeyError, TypeError):
+        raise SceneError(source, "scene_json", "a scene stored by this workbench") from None
+    return scene_from_dict(data, source=doc.get("source") or source, base_dir=base_dir)

@@ -7,6 +7,8 @@ velocity changes of the recorded step divided by dt (the accelerations the integ
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.spatial.transform import Rotation
 
@@ -77,7 +79,9 @@ def observer_channel(obs: Observer, j: int | None, rec: dict) -> np.ndarray:
     if q == "angular_acceleration":
         return rec["angular_acceleration"][:, j].copy()
     if q == "euler_angles":
-        return Rotation.from_quat(rec["orientation"][:, j]).as_euler("xyz")
+        with warnings.catch_warnings():  # at pitch ±90° scipy sets the third angle to 0
+            warnings.filterwarnings("ignore", message="Gimbal lock detected")
+            return Rotation.from_quat(rec["orientation"][:, j]).as_euler("xyz")
     # point observers
     R = Rotation.from_quat(rec["orientation"][:, j])
     r = R.apply(np.asarray(obs.point, dtype=float) - rec["com"][j])

@@ -1,0 +1,328 @@
+"""Tests of :mod:`workbench.store`: round trips against the in-memory Trajectory (the reference)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+from workbench import store as store_module
+from workbench.errors import StoreError
+from workbench.state import STATE_FIELDS, Trajectory
+from workbench.store import (
+    FORMAT_VERSION,
+    StoreSchema,
+    TrajectoryStore,
+    describe,
+    read_trajectory,
+    write_trajectory,
+)
+
+NT = 25
+BODIES = ("ball", "box")
+
+
+def make_trajectory(seed: int, nt: int = NT, status: str = "ok", message: str = "") -> Trajectory:
+    """A synthetic trajectory: 2 bodies, 2 observers, 1 diagnostic, scalar and (3, 3) params."""
+    rng = np.random.default_rng(seed)
+    nb = len(BODIES)
+    q = rng.normal(size=(nt, nb, 4))
+    return Trajectory(
+        time=np.arange(nt) * 0.01,
+        body_names=BODIES,
+        position=rng.normal(size=(nt, nb, 3)),
+        orientation=q / np.linalg.norm(q, axis=-1, keepdims=True),
+        linear_velocity=rng.normal(size=(nt, nb, 3)),
+        angular_velocity=rng.normal(size=(nt, nb, 3)),
+        observers={
+            "tip": rng.normal(size=(nt, 3)),
+            "height": rng.normal(size=(nt, 1)),
+        },
+        observer_info={
+            "tip": {"quantity": "position", "unit": "m", "components": ["x", "y", "z"], "body": "box"},
+            "height": {"quantity": "position", "unit": "m", "components": ["z"], "body": ""},
+        },
+        diagnostics={"kinetic_energy": rng.uniform(size=nt)},
+        params={
+            "ball/mass": np.float64(rng.uniform(0.5, 2.0)),
+            "box/mass": np.float64(rng.uniform(0.5, 2.0)),
+            "box/inertia": rng.normal(size=(3, 3)),
+            "box/com": rng.normal(size=3),
+        },
+        status=status,
+        message=message,
+    )
+
+
+def assert_same(got: Trajectory, want: Trajectory) -> None:
+    assert np.array_equal(got.time, want.time)
+    assert got.body_names == want.body_names
+    for name in STATE_FIELDS:
+        assert getattr(got, name).dtype == np.float64
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert list(got.observers) == list(want.observers)
+    for name in want.observers:
+        assert np.array_equal(got.observers[name], want.observers[name]), name
+    assert got.observer_info == want.observer_info
+    assert list(got.diagnostics) == list(want.diagnostics)
+    for name in want.diagnostics:
+        assert np.array_equal(got.diagnostics[name], want.diagnostics[name]), name
+    assert set(got.params) == set(want.params)
+    for key in want.params:
+        assert np.shape(got.params[key]) == np.shape(want.params[key]), key
+        assert np.array_equal(got.params[key], want.params[key]), key
+    assert got.status == want.status
+    assert got.message == want.message
+
+
+def test_round_trip_single_run(tmp_path):
+    traj = make_trajectory(1)
+    path = tmp_path / "run.h5"
+    write_trajectory(path, traj, scene_text="# a scene\nbodies: []\n", seed_entropy=12345)
+    assert_same(read_trajectory(path), traj)
+
+    with TrajectoryStore.open(path) as store:
+        attrs = store.attrs
+        assert attrs["format_version"] == FORMAT_VERSION
+        assert attrs["kind"] == "run"
+        assert attrs["n_realizations"] == 1
+        assert attrs["seed_entropy"] == "12345"
+        assert attrs["scene"] == "# a scene\nbodies: []\n"
+        assert attrs["scene_json"] == "{}"
+        assert isinstance(attrs["workbench_version"], str) and attrs["workbench_version"]
+        assert store.schema == StoreSchema.from_trajectory(traj)
+        assert store.completed.tolist() == [True]
+        assert store.missing().size == 0
+        ds = store._f["states/position"]
+        assert ds.chunks == (1, NT, 2, 3)
+        assert ds.compression == "lzf" and ds.shuffle
+        assert np.isnan(ds.fillvalue)
+        assert store._f["observers/tip"].attrs["unit"] == "m"
+        assert list(store._f["observers/tip"].attrs["components"]) == ["x", "y", "z"]
+        assert store._f["params/box/inertia"].shape == (1, 3, 3)
+        assert store._f["params/ball/mass"].shape == (1,)
+
+
+def test_seed_entropy_none_is_empty_string(tmp_path):
+    path = tmp_path / "run.h5"
+    write_trajectory(path, make_trajectory(2))
+    with TrajectoryStore.open(path) as store:
+        assert store.attrs["seed_entropy"] == ""
+
+
+def test_ensemble_partial_completion(tmp_path):
+    trajs = [make_trajectory(10 + i) for i in range(4)]
+    path = tmp_path / "ens.h5"
+    schema = StoreSchema.from_trajectory(trajs[0])
+    with TrajectoryStore.create(path, schema, 4, seed_entropy=7) as store:
+        assert store.completed.tolist() == [False] * 4
+        store.write(0, trajs[0])
+        store.write(2, trajs[2])
+    with TrajectoryStore.open(path) as store:
+        assert store.n_realizations == 4
+        assert store.attrs["kind"] == "ensemble"
+        assert store.completed.tolist() == [True, False, True, False]
+        assert store.missing().tolist() == [1, 3]
+        assert_same(store.read(0), trajs[0])
+        assert_same(store.read(2), trajs[2])
+        with pytest.raises(StoreError, match="realization 1 is not completed"):
+            store.read(1)
+        with pytest.raises(StoreError, match="out of range"):
+            store.read(4)
+        with pytest.raises(StoreError, match="read-only"):
+            store.write(1, trajs[1])
+    # resume: fill the missing ones
+    with TrajectoryStore.open(path, "r+") as store:
+        for i in store.missing():
+            store.write(i, trajs[i])
+        assert store.completed.all()
+        for i in range(4):
+            assert_same(store.read(i), trajs[i])
+
+
+def test_early_stop_is_truncated(tmp_path):
+    full = make_trajectory(3)
+    stopped = make_trajectory(4, status="nonfinite", message="box: NaN at t=0.1 s").truncated(11)
+    path = tmp_path / "ens.h5"
+    with TrajectoryStore.create(path, StoreSchema.from_trajectory(full), 2) as store:
+        store.write(0, full)
+        store.write(1, stopped)
+        got = store.read(1)
+        assert got.n_times == 11
+        assert_same(got, stopped)
+        assert got.status == "nonfinite"
+        assert got.message == "box: NaN at t=0.1 s"
+        assert store._f["recorded"][()].tolist() == [NT, 11]
+        assert np.all(np.isnan(store._f["states/position"][1, 11:]))
+        assert np.all(np.isnan(store._f["observers/tip"][1, 11:]))
+        assert np.all(np.isnan(store._f["diagnostics/kinetic_energy"][1, 11:]))
+        # rewriting a longer realization with a shorter one leaves no stale records behind
+        store.write(0, stopped)
+        assert np.all(np.isnan(store._f["states/orientation"][0, 11:]))
+        assert_same(store.read(0), stopped)
+    info = describe(path)
+    assert info["failed"] == [
+        {"index": 0, "status": "nonfinite", "message": "box: NaN at t=0.1 s"},
+        {"index": 1, "status": "nonfinite", "message": "box: NaN at t=0.1 s"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (lambda t: _with(t, body_names=("ball",), **_first_body(t)), "1 bodies"),
+        (lambda t: _with(t, observers={"tip": t.observers["tip"]}), "missing: height"),
+        (lambda t: _with(t, observers={**t.observers, "tip": t.observers["tip"][:, :2]}), "tip"),
+        (lambda t: _with(t, diagnostics={}), "diagnostics"),
+        (lambda t: _with(t, params={**t.params, "box/inertia": np.eye(2)}), "box/inertia"),
+        (lambda t: _with(t, time=t.time * 2.0), "record times"),
+    ],
+)
+def test_schema_mismatch_is_store_error(tmp_path, change, match):
+    traj = make_trajectory(5)
+    with TrajectoryStore.create(tmp_path / "s.h5", StoreSchema.from_trajectory(traj), 1) as store:
+        with pytest.raises(StoreError, match=match):
+            store.write(0, change(traj))
+        assert not store.completed[0]
+
+
+def test_longer_than_store_is_store_error(tmp_path):
+    short = make_trajectory(6, nt=5)
+    with TrajectoryStore.create(tmp_path / "s.h5", StoreSchema.from_trajectory(short), 1) as store:
+        with pytest.raises(StoreError, match="at most"):
+            store.write(0, make_trajectory(6))
+
+
+def _with(traj: Trajectory, **changes) -> Trajectory:
+    fields = {name: getattr(traj, name) for name in traj.__dataclass_fields__}
+    fields.update(changes)
+    return Trajectory(**fields)
+
+
+def _first_body(traj: Trajectory) -> dict:
+    return {name: getattr(traj, name)[:, :1] for name in STATE_FIELDS}
+
+
+def test_open_missing_file(tmp_path):
+    path = tmp_path / "nope.h5"
+    with pytest.raises(StoreError, match="nope.h5") as err:
+        TrajectoryStore.open(path)
+    assert str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_open_not_hdf5(tmp_path):
+    path = tmp_path / "text.h5"
+    path.write_text("not an hdf5 file\n")
+    with pytest.raises(StoreError, match="not an HDF5 file") as err:
+        TrajectoryStore.open(path)
+    assert str(path) in str(err.value)
+
+
+def test_open_wrong_version_and_foreign_file(tmp_path):
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f["x"] = np.zeros(3)
+    with pytest.raises(StoreError, match="not a rigid-workbench store"):
+        TrajectoryStore.open(foreign)
+
+    path = tmp_path / "run.h5"
+    write_trajectory(path, make_trajectory(7))
+    with h5py.File(path, "r+") as f:
+        f.attrs["format_version"] = FORMAT_VERSION + 1
+    with pytest.raises(StoreError, match=f"format version {FORMAT_VERSION + 1}"):
+        TrajectoryStore.open(path)
+
+    write_trajectory(path, make_trajectory(7))
+    with h5py.File(path, "r+") as f:
+        del f["recorded"]
+    with pytest.raises(StoreError, match="missing recorded"):
+        TrajectoryStore.open(path)
+
+
+def test_create_leaves_no_temp_file_and_replaces_existing(tmp_path):
+    path = tmp_path / "out.h5"
+    path.write_bytes(b"old contents")
+    traj = make_trajectory(8)
+    write_trajectory(path, traj)
+    assert sorted(os.listdir(tmp_path)) == ["out.h5"]
+    assert_same(read_trajectory(path), traj)
+    # a second create onto a valid store replaces it: fresh, nothing completed
+    with TrajectoryStore.create(path, StoreSchema.from_trajectory(traj), 3) as store:
+        assert store.n_realizations == 3
+        assert not store.completed.any()
+    assert sorted(os.listdir(tmp_path)) == ["out.h5"]
+
+
+def test_failed_create_keeps_old_file_and_removes_temp(tmp_path, monkeypatch):
+    path = tmp_path / "out.h5"
+    path.write_bytes(b"old contents")
+
+    def broken(f, *args, **kwargs):
+        f.create_dataset("time", data=np.zeros(3))
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(store_module, "_init_file", broken)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        TrajectoryStore.create(path, StoreSchema.from_trajectory(make_trajectory(9)), 2)
+    assert path.read_bytes() == b"old contents"
+    assert sorted(os.listdir(tmp_path)) == ["out.h5"]
+
+
+def test_create_into_missing_directory(tmp_path):
+    path = tmp_path / "no" / "such" / "dir.h5"
+    with pytest.raises(StoreError, match="does not exist"):
+        TrajectoryStore.create(path, StoreSchema.from_trajectory(make_trajectory(1)), 1)
+
+
+def test_schema_rejects_bad_names():
+    traj = make_trajectory(1)
+    with pytest.raises(StoreError, match="without '/'"):
+        StoreSchema(time=traj.time, body_names=("a/b",))
+    with pytest.raises(StoreError, match="clashes"):
+        StoreSchema(time=traj.time, body_names=("a",), param_shapes={"a/m": (), "a/m/x": ()})
+    with pytest.raises(StoreError, match="component"):
+        StoreSchema(time=traj.time, body_names=("a",), observer_info={"o": {"components": []}})
+
+
+def test_describe_is_json_and_complete(tmp_path):
+    path = tmp_path / "ens.h5"
+    trajs = [make_trajectory(20), make_trajectory(21, status="nonfinite", message="boom")]
+    with TrajectoryStore.create(
+        path,
+        StoreSchema.from_trajectory(trajs[0]),
+        3,
+        scene_text="first line\nsecond line\n",
+        scene_json='{"bodies": []}',
+        seed_entropy=99,
+    ) as store:
+        store.write(0, trajs[0])
+        store.write(1, trajs[1])
+    info = json.loads(json.dumps(describe(path)))
+    assert "scene" not in info["attrs"]
+    assert info["attrs"]["scene_first_line"] == "first line"
+    assert info["attrs"]["seed_entropy"] == "99"
+    assert info["n_realizations"] == 3
+    assert info["n_completed"] == 2
+    assert info["n_missing"] == 1
+    assert info["failed"] == [{"index": 1, "status": "nonfinite", "message": "boom"}]
+    assert info["time"] == {"nt": NT, "start": 0.0, "stop": (NT - 1) * 0.01}
+    assert info["bodies"] == list(BODIES)
+    assert info["observers"]["tip"]["shape"] == [3, NT, 3]
+    assert info["observers"]["tip"]["unit"] == "m"
+    assert info["diagnostics"] == ["kinetic_energy"]
+    assert info["params"]["box/inertia"] == {"shape": [3, 3]}
+    assert info["params"]["ball/mass"] == {"shape": []}
+    pos = info["datasets"]["/states/position"]
+    assert pos == {
+        "shape": [3, NT, 2, 3],
+        "dtype": "float64",
+        "compression": "lzf",
+        "shuffle": True,
+        "chunks": [1, NT, 2, 3],
+    }
+    assert info["datasets"]["/status"]["dtype"] == "str (utf-8)"
+    assert info["file_size"] == os.path.getsize(path)

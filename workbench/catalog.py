@@ -1,0 +1,62 @@
+"""Shipped scenes: where they are and what each shows.
+
+Looked up in order: ``$WORKBENCH_SCENES``, the ``scenes/`` folder of a source checkout, and
+``<prefix>/share/rigid-workbench/scenes`` where ``pip install .`` puts them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+__all__ = ["scene_dirs", "shipped_scenes", "find_scene", "scene_summary"]
+
+
+def scene_dirs() -> list[Path]:
+    """Existing folders that hold shipped scenes, in lookup order."""
+    dirs = []
+    if os.environ.get("WORKBENCH_SCENES"):
+        dirs.append(Path(os.environ["WORKBENCH_SCENES"]))
+    dirs.append(Path(__file__).resolve().parent.parent / "scenes")
+    dirs.append(Path(sys.prefix) / "share" / "rigid-workbench" / "scenes")
+    return [d for d in dirs if d.is_dir()]
+
+
+def shipped_scenes() -> list[Path]:
+    """Scene files (``.yaml`` and ``.py`` scripts with ``build``) of the first scene folder."""
+    for d in scene_dirs():
+        files = sorted(d.glob("*.yaml")) + sorted(
+            f for f in d.glob("*.py") if "def build" in f.read_text(encoding="utf-8"))
+        if files:
+            return files
+    return []
+
+
+def find_scene(name: str) -> Path:
+    """``name`` itself if it is a file, else the shipped scene of that name (with or without
+    its suffix); ``Path(name)`` when nothing matches (the loader reports it)."""
+    p = Path(name)
+    if p.exists() or p.parent != Path("."):
+        return p
+    for f in shipped_scenes():
+        if name in (f.name, f.stem):
+            return f
+    return p
+
+
+def scene_summary(path: Path) -> str:
+    """The scene's one-line ``description`` (YAML) or its docstring's first line (script)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        import ast
+
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return "(invalid YAML)"
+    return str(data.get("description", "")) if isinstance(data, dict) else ""

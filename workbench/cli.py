@@ -1,0 +1,283 @@
+"""The ``workbench`` command line: thin wrappers around the library, one subcommand each.
+
+Exit status: 0 success; 2 bad input (one line on stderr naming the file, field and what was
+expected); 1 a run that failed part-way (the records before the failure are kept in the file
+and marked); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+EPILOG = """\
+examples:
+  workbench scenes
+  workbench run falling_object -o falling.h5 --set c=0.2
+  workbench inspect falling.h5
+  workbench plot falling.h5 --observer height -o height.png
+  workbench replay falling.h5 --reverse --speed 0.5
+  workbench replay falling.h5 --frames frames/
+
+exit status: 0 ok, 1 run failed part-way (partial results kept), 2 bad input
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="workbench",
+        description="Rigid Workbench: run rigid-body scenes in PyBullet, store trajectories in "
+        "HDF5, inspect, plot and replay them.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run a scene forward and store the trajectory",
+                       description="Run SCENE (a .yaml file, a .py scene script, or the name of a "
+                       "shipped scene) forward in PyBullet and write the trajectory to HDF5.")
+    r.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    r.add_argument("-o", "--output", help="HDF5 file to write (default: <scene name>.h5)")
+    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a scene parameter (repeatable); values are read as YAML")
+    r.add_argument("--dt", type=float, help="time step, s (overrides the scene)")
+    r.add_argument("--duration", type=float, help="simulated time, s (overrides the scene)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    r.set_defaults(func=cmd_run)
+
+    i = sub.add_parser("inspect", help="summarise an HDF5 result file",
+                       description="Print what an HDF5 file holds: scene, bodies, observers, "
+                       "parameters, completed realizations and datasets.")
+    i.add_argument("file")
+    i.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    i.set_defaults(func=cmd_inspect)
+
+    pl = sub.add_parser("plot", help="plot an observer of a stored run",
+                        description="Plot one observer channel (each component against time).")
+    pl.add_argument("file")
+    pl.add_argument("--observer", required=True, help="observer or diagnostic name")
+    pl.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
+    pl.add_argument("-o", "--output", help="image to write (default: <file>_<observer>.png)")
+    pl.set_defaults(func=cmd_plot)
+
+    sc = sub.add_parser("scenes", help="list the shipped scenes",
+                        description="List the shipped scenes with a one-line description.")
+    sc.set_defaults(func=cmd_scenes)
+
+    rp = sub.add_parser("replay", help="replay a stored run in the PyBullet viewer",
+                        description="Play a stored trajectory in the PyBullet viewer (needs a "
+                        "display), or with --frames render PNG frames headless instead.")
+    rp.add_argument("file")
+    rp.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
+    rp.add_argument("--reverse", action="store_true", help="play time backwards")
+    rp.add_argument("--speed", type=float, default=1.0, help="playback speed factor (default 1)")
+    rp.add_argument("--loop", action="store_true", help="repeat until the window is closed")
+    rp.add_argument("--frames", metavar="DIR", help="write PNG frames to DIR (headless)")
+    rp.add_argument("--fps", type=float, default=30.0, help="frame rate for --frames (default 30)")
+    rp.add_argument("--size", default="640x480", help="frame size WxH for --frames")
+    rp.set_defaults(func=cmd_replay)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.version:
+        from workbench import __version__
+
+        print(__version__)
+        return 0
+    if args.command is None:
+        ap.print_help()
+        return 2
+    from workbench.errors import WorkbenchError
+
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"workbench {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"workbench {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+# ---------------------------------------------------------------------------------------- run
+def cmd_run(args) -> int:
+    import time
+
+    from workbench.catalog import find_scene
+    from workbench.errors import SceneError
+    from workbench.forward import run_scene
+    from workbench.loader import load_scene, parse_override, scene_to_json
+    from workbench.store import write_trajectory
+
+    overrides = dict(parse_override(s) for s in args.overrides)
+    path = find_scene(args.scene)
+    scene = load_scene(path, overrides)
+    for name in ("dt", "duration"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise SceneError(f"--{name}", "", f"expected a positive number of seconds, got {value}")
+    scene = scene.with_settings(dt=args.dt, duration=args.duration)
+    out = Path(args.output or f"{path.stem}.h5")
+    bar = None if args.quiet else _progress_bar(scene.settings.n_steps, "steps")
+    t0 = time.perf_counter()
+    try:
+        traj = run_scene(scene, progress=None if bar is None else bar.advance)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - t0
+    write_trajectory(out, traj, scene_text=scene.source_text, scene_json=scene_to_json(scene))
+    if traj.status != "ok":
+        print(f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "
+              f"(marked '{traj.status}')", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(f"wrote {out}: {traj.n_times} records of {traj.n_bodies} bodies, "
+              f"{scene.settings.duration:g} s simulated in {wall:.2f} s "
+              f"({scene.settings.n_steps / max(wall, 1e-9):,.0f} steps/s)")
+    return 0
+
+
+class _Bar:
+    """tqdm bar that appears only for runs lasting more than a couple of seconds."""
+
+    def __init__(self, total: int, unit: str):
+        from tqdm import tqdm
+
+        self._bar = tqdm(total=total, unit=unit, delay=2.0, file=sys.stderr, unit_scale=True,
+                         dynamic_ncols=True, leave=False)
+        self._done = 0
+
+    def advance(self, done: int, total: int) -> None:
+        self._bar.update(done - self._done)
+        self._done = done
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def _progress_bar(total: int, unit: str) -> _Bar:
+    return _Bar(total, unit)
+
+
+# ------------------------------------------------------------------------------------ inspect
+def cmd_inspect(args) -> int:
+    import json
+
+    from workbench.store import describe
+
+    info = describe(args.file)
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    print(_format_description(info))
+    return 0
+
+
+def _format_description(info: dict) -> str:
+    lines = []
+    attrs = info.get("attrs", {})
+    lines.append(f"{info.get('path', '')}  ({info.get('kind', attrs.get('kind', ''))}, format "
+                 f"{attrs.get('format_version', '?')}, workbench {attrs.get('workbench_version', '?')})")
+    for key in ("scene_first_line", "created", "seed_entropy"):
+        if info.get(key) or attrs.get(key):
+            lines.append(f"  {key.replace('_', ' ')}: {info.get(key) or attrs.get(key)}")
+    lines.append(f"  realizations: {info.get('n_completed', '?')} of {info.get('n_realizations', '?')}"
+                 " completed")
+    if info.get("failed"):
+        lines.append(f"  failed: {info['failed']}")
+    t = info.get("time", {})
+    if t:
+        lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('end')} s")
+    lines.append(f"  bodies: {', '.join(info.get('bodies', []))}")
+    for section in ("observers", "params", "datasets"):
+        items = info.get(section) or {}
+        if items:
+            lines.append(f"  {section}:")
+            for name, d in items.items():
+                lines.append(f"    {name}: {_short(d)}")
+    if "file_size" in info:
+        lines.append(f"  file size: {info['file_size']:,} bytes")
+    return "\n".join(lines)
+
+
+def _short(d) -> str:
+    if isinstance(d, dict):
+        return ", ".join(f"{k}={v}" for k, v in d.items())
+    return str(d)
+
+
+# --------------------------------------------------------------------------------------- plot
+def cmd_plot(args) -> int:
+    from workbench.errors import StoreError
+    from workbench.plots import plot_observer
+    from workbench.store import read_trajectory
+
+    traj = read_trajectory(args.file, args.realization)
+    out = Path(args.output or f"{Path(args.file).with_suffix('')}_{args.observer}.png")
+    try:
+        written = plot_observer(traj, args.observer, out)
+    except KeyError as exc:
+        raise StoreError(f"{args.file}: --observer: {exc.args[0]}") from None
+    print(f"wrote {written}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------- scenes
+def cmd_scenes(args) -> int:
+    from workbench.catalog import scene_summary, shipped_scenes
+
+    files = shipped_scenes()
+    if not files:
+        print("no shipped scenes found (set WORKBENCH_SCENES to a folder of scene files)",
+              file=sys.stderr)
+        return 1
+    width = max(len(f.stem) for f in files)
+    print(f"shipped scenes in {files[0].parent}:")
+    for f in files:
+        print(f"  {f.stem:<{width}}  {scene_summary(f)}")
+    print("run one with: workbench run NAME -o NAME.h5")
+    return 0
+
+
+# ------------------------------------------------------------------------------------- replay
+def cmd_replay(args) -> int:
+    from workbench.errors import WorkbenchError
+    from workbench.loader import scene_from_json
+    from workbench.store import TrajectoryStore
+
+    with TrajectoryStore.open(args.file) as store:
+        traj = store.read(args.realization)
+        scene = scene_from_json(store.attrs.get("scene_json", ""), source=args.file)
+    if args.frames:
+        from workbench.viewer import render_frames
+
+        try:
+            w, h = (int(x) for x in args.size.lower().split("x"))
+        except ValueError:
+            raise WorkbenchError(f"--size: expected WIDTHxHEIGHT, got {args.size!r}") from None
+        bar = _progress_bar(traj.n_times, "frames")
+        try:
+            paths = render_frames(scene, traj, args.frames, reverse=args.reverse, width=w,
+                                  height=h, fps=args.fps, progress=bar.advance)
+        finally:
+            bar.close()
+        print(f"wrote {len(paths)} frames to {args.frames}")
+        return 0
+    from workbench.viewer import replay
+
+    replay(scene, traj, reverse=args.reverse, speed=args.speed, loop=args.loop)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
