@@ -98,7 +98,7 @@ class _Model(BaseModel):
                     hint = f" (did you mean '{near[0]}'?)" if near else ""
                     raise PydanticCustomError(
                         "unknown_field",
-                        "unknown field '{key}'{hint}; allowed: {allowed}",
+                        "unknown field{hint}; allowed: {allowed}",
                         {"key": str(key), "hint": hint, "allowed": ", ".join(sorted(known))},
                     )
         return data
@@ -703,7 +703,9 @@ def _check_ref(names, value, loc, *, allow_world=False, what="body") -> None:
 # Parameters and validation entry point
 
 
-def substitute_parameters(data: Any, params: dict[str, Any], source: str = "<scene>") -> Any:
+def substitute_parameters(
+    data: Any, params: dict[str, Any], source: str = "<scene>", line_of=None
+) -> Any:
     """Replace ``${name}`` in every string of ``data`` by the parameter's value.
 
     A string that is exactly ``${name}`` takes the value itself (number, list, ...); a longer
@@ -725,6 +727,7 @@ def substitute_parameters(data: Any, params: dict[str, Any], source: str = "<sce
                         source, format_loc(path),
                         f"unknown parameter '${{{r}}}'{hint}; declared parameters: "
                         f"{', '.join(params) or '(none)'}",
+                        line_of(path) if line_of else None,
                     )
             whole = _PARAM_REF.fullmatch(node.strip())
             if whole:
@@ -787,7 +790,7 @@ def scene_from_dict(
             raise SceneError(source, f"parameters.{k}", "a value, not another ${...} reference")
     params = apply_overrides(declared, overrides, source)
     body = {k: v for k, v in data.items() if k != "parameters"}
-    resolved = substitute_parameters(body, params, source)
+    resolved = substitute_parameters(body, params, source, line_of)
     resolved["parameters"] = params
     return _validate(resolved, source, base_dir, source_text, line_of)
 
@@ -802,8 +805,16 @@ def _validate(data, source, base_dir, source_text, line_of=None) -> Scene:
         if isinstance(ctx_err, _RefError):
             loc, msg = ctx_err.loc, str(ctx_err)
         else:
+            raw_loc = loc
             loc = _user_loc(data, loc)
             msg = _message(err)
+            if err["type"] == "missing" and raw_loc:
+                last = raw_loc[-1]
+                loc = loc + (last,)
+                if isinstance(last, int):
+                    msg = f"too few values: expected an entry at index {last}"
+            if err["type"] == "unknown_field":  # point at the unknown key itself
+                loc = loc + (err["ctx"]["key"],)
         line = line_of(loc) if line_of else None
         raise SceneError(source, format_loc(loc), msg, line) from None
     object.__setattr__(scene, "_source", source)

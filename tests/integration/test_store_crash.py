@@ -92,13 +92,17 @@ def _spawn(path: Path) -> subprocess.Popen:
     )
 
 
-def _go(proc: subprocess.Popen) -> None:
-    """Wait until the writer is ready, then let it create and write its store."""
+def _wait_ready(proc: subprocess.Popen) -> None:
+    """Wait until the writer has imported everything."""
     line = proc.stdout.readline()
     if line.strip() != "ready":
         os.kill(proc.pid, signal.SIGKILL)
         _, err = proc.communicate()
         pytest.fail(f"writer did not start: {line!r}\n{err}")
+
+
+def _go(proc: subprocess.Popen) -> None:
+    """Let a ready writer create and write its store."""
     proc.stdin.write("go\n")
     proc.stdin.flush()
 
@@ -132,10 +136,12 @@ def _resume(path: Path) -> None:
 
 
 def test_sigkill_never_corrupts_completed_realizations(tmp_path):
-    # all writers import concurrently, then run one at a time
+    # all writers import concurrently, then run one at a time on an otherwise idle machine
     paths = [tmp_path / f"trial{trial}.h5" for trial in range(N_KILLS + 1)]
     procs = [_spawn(path) for path in paths]
     try:
+        for proc in procs:
+            _wait_ready(proc)
         # calibrate: one undisturbed run gives the time from "go" to the end of writing
         _go(procs[0])
         t0 = time.perf_counter()

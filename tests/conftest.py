@@ -1,0 +1,45 @@
+"""Shared fixtures: seeded randomness, paths, and a helper to write scenes to files."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SCENES = REPO / "scenes"
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """Every test starts from the same global numpy seed (tests should pass their own rng)."""
+    np.random.seed(12345)
+    yield
+
+
+@pytest.fixture
+def write_scene(tmp_path):
+    """Write a scene mapping (or YAML text) to a file and return its path."""
+
+    def write(data, name="scene.yaml") -> Path:
+        path = tmp_path / name
+        text = data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
+
+def cli_env() -> dict:
+    """Environment for subprocess CLI tests: the repository importable, no user scene dir."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("WORKBENCH_SCENES", None)
+    return env
+
+
+WORKBENCH = [sys.executable, "-m", "workbench.cli"]
