@@ -141,7 +141,8 @@ def cmd_run(args) -> int:
               f"(marked '{traj.status}')", file=sys.stderr)
         return 1
     if not args.quiet:
-        print(f"wrote {out}: {traj.n_times} records of {traj.n_bodies} bodies, "
+        bodies = f"{traj.n_bodies} bod{'y' if traj.n_bodies == 1 else 'ies'}"
+        print(f"wrote {out}: {traj.n_times} records of {bodies}, "
               f"{scene.settings.duration:g} s simulated in {wall:.2f} s "
               f"({scene.settings.n_steps / max(wall, 1e-9):,.0f} steps/s)")
     return 0
@@ -197,7 +198,7 @@ def _format_description(info: dict) -> str:
         lines.append(f"  failed: {info['failed']}")
     t = info.get("time", {})
     if t:
-        lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('end')} s")
+        lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('stop')} s")
     lines.append(f"  bodies: {', '.join(info.get('bodies', []))}")
     for section in ("observers", "params", "datasets"):
         items = info.get(section) or {}

@@ -24,8 +24,9 @@ with ``n_real`` realizations, ``nt`` records and ``n_bodies`` tracked bodies::
     /message                  (n_real,) variable-length str, detail for a status other than "ok"
 
 State, observer and diagnostic datasets hold one chunk per realization (``(1, nt, ...)``),
-shuffle + lzf (or gzip) compression and fill value NaN. Parameters and the bookkeeping datasets
+shuffle + lzf (or gzip) compression and fill value NaN. Parameters, ``completed`` and ``recorded``
 are contiguous and written in full when the file is created, so later writes change data in place.
+``status`` and ``message`` hold one unfiltered chunk per element (see below).
 
 Crash safety (measured with 150 SIGKILLs per layout, see DESIGN.md "HDF5 crash safety"):
 
@@ -34,6 +35,13 @@ Crash safety (measured with 150 SIGKILLs per layout, see DESIGN.md "HDF5 crash s
 - :meth:`TrajectoryStore.write` is two-phase: every dataset of realization ``i`` is written, the
   file flushed, and only then ``completed[i]`` is set and the file flushed again;
 - the default ``libver`` is used (``libver="latest"`` leaves killed files unopenable);
+- a variable-length string element stores a reference to a global-heap object, and HDF5 frees
+  the old object when the element is overwritten. A kill during phase 1 can leave the
+  ``status``/``message`` element of an incomplete realization referring to a heap object that
+  never reached the disk, and overwriting it then fails ("bad heap index"). So before writing
+  realization ``i``, its two elements are reset to the null reference (all-zero bytes, read back
+  as ``""``) with a raw chunk write, which bypasses the lookup; the old object, if any, leaks a
+  few bytes. Found by ``tests/integration/test_store_crash.py`` (SIGKILL, then resume);
 - only the driver process writes; workers return :class:`~workbench.state.Trajectory` objects.
 
 A killed run therefore leaves a readable file in which every realization marked completed is
@@ -310,8 +318,22 @@ def _init_file(
         params.create_dataset(key, data=np.full((n_real, *shape), np.nan))
     f.create_dataset("completed", data=np.zeros(n_real, dtype=bool))
     f.create_dataset("recorded", data=np.zeros(n_real, dtype=np.int64))
-    f.create_dataset("status", data=np.array([""] * n_real, dtype=object), dtype=_STR)
-    f.create_dataset("message", data=np.array([""] * n_real, dtype=object), dtype=_STR)
+    for name in ("status", "message"):
+        # one unfiltered chunk per element, allocated now, so _reset_strings can overwrite it raw
+        f.create_dataset(name, data=np.array([""] * n_real, dtype=object), dtype=_STR, chunks=(1,))
+
+
+def _reset_strings(f: h5py.File, i: int) -> None:
+    """Set ``status[i]`` and ``message[i]`` to the null reference without reading them.
+
+    An on-disk variable-length element is a 4-byte length followed by a global-heap ID (file
+    address + 4-byte index); all zeros is the null sequence, read as ``""``. Writing the raw chunk
+    skips HDF5's lookup of the old heap object, which a killed writer may have left dangling.
+    """
+    sizeof_addr, _ = f.id.get_create_plist().get_sizes()
+    null = bytes(4 + sizeof_addr + 4)
+    for name in ("status", "message"):
+        f[name].id.write_direct_chunk((i,), null)
 
 
 def _schema_from_file(f: h5py.File) -> StoreSchema:
@@ -663,6 +685,7 @@ class TrajectoryStore:
             f["completed"][i] = False
             f.flush()
         # phase 1: the data, one whole chunk per dataset
+        _reset_strings(f, i)
         for name, arr in data.items():
             f[name][i] = arr
         f["recorded"][i] = n
@@ -793,13 +816,12 @@ def describe(path: str | os.PathLike) -> dict[str, Any]:
         scene = str(attrs.pop("scene", ""))
         attrs["scene_first_line"] = scene.splitlines()[0] if scene else ""
         completed = store.completed
-        status = f["status"].asstr()[()]
-        message = f["message"].asstr()[()]
-        failed = [
-            {"index": int(i), "status": str(status[i]), "message": str(message[i])}
-            for i in np.flatnonzero(completed)
-            if status[i] != "ok"
-        ]
+        # only completed elements are read: an incomplete one may refer to a lost heap object
+        status, message = f["status"].asstr(), f["message"].asstr()
+        failed = []
+        for i in np.flatnonzero(completed):
+            if status[i] != "ok":
+                failed.append({"index": int(i), "status": status[i], "message": message[i]})
         datasets: dict[str, Any] = {}
 
         def visit(name: str, obj: Any) -> None:

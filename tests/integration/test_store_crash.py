@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from workbench.state import STATE_FIELDS, Trajectory
-from workbench.store import StoreSchema, TrajectoryStore
+from workbench.store import TrajectoryStore
 
 REPO = Path(__file__).resolve().parents[2]
 N_REAL = 40
@@ -44,7 +44,12 @@ def make_realization(i: int) -> Trajectory:
         angular_velocity=rng.normal(size=(*shape, 3)),
         observers={"tip": rng.normal(size=(n, 3))},
         observer_info={
-            "tip": {"quantity": "velocity", "unit": "m/s", "components": ["x", "y", "z"], "body": "a"}
+            "tip": {
+                "quantity": "velocity",
+                "unit": "m/s",
+                "components": ["x", "y", "z"],
+                "body": "a",
+            }
         },
         diagnostics={"contact_count": rng.integers(0, 5, size=n).astype(float)},
         params={"a/mass": rng.uniform(1, 2), "b/inertia": rng.normal(size=(3, 3))},
@@ -151,10 +156,12 @@ def test_sigkill_never_corrupts_completed_realizations(tmp_path):
         assert _check_file(paths[0]) == N_REAL
 
         rng = np.random.default_rng(KILL_SEED)
+        delays = rng.uniform(0.0, duration, N_KILLS)
+        delays[:2] *= 0.05  # aim two kills at create (initialisation, os.replace)
         outcomes = []
-        for path, proc in zip(paths[1:], procs[1:], strict=True):
+        for path, proc, delay in zip(paths[1:], procs[1:], delays, strict=True):
             _go(proc)
-            time.sleep(rng.uniform(0.0, duration))
+            time.sleep(delay)
             os.kill(proc.pid, signal.SIGKILL)
             proc.communicate(timeout=60)
             if not path.exists():

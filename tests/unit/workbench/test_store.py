@@ -42,7 +42,12 @@ def make_trajectory(seed: int, nt: int = NT, status: str = "ok", message: str = 
             "height": rng.normal(size=(nt, 1)),
         },
         observer_info={
-            "tip": {"quantity": "position", "unit": "m", "components": ["x", "y", "z"], "body": "box"},
+            "tip": {
+                "quantity": "position",
+                "unit": "m",
+                "components": ["x", "y", "z"],
+                "body": "box",
+            },
             "height": {"quantity": "position", "unit": "m", "components": ["z"], "body": ""},
         },
         diagnostics={"kinetic_energy": rng.uniform(size=nt)},

@@ -1,0 +1,144 @@
+"""Every CLI subcommand in a subprocess, bad input as one line with exit 2, and determinism of
+every shipped scene (two runs, separate processes, bit-identical HDF5 datasets)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from tests.conftest import SCENES, WORKBENCH, cli_env
+
+
+def wb(*args, cwd=None, timeout=300):
+    return subprocess.run([*WORKBENCH, *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=cli_env(), timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def falling_h5(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "falling.h5"
+    r = wb("run", "falling_object", "-o", out, "--set", "c=0.2", "--duration", "2")
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
+    assert r.stderr == "", "no banner or warnings on stderr for a clean run"
+    return out
+
+
+def test_help_lists_every_subcommand():
+    r = wb("--help")
+    assert r.returncode == 0
+    for cmd in ("run", "inspect", "plot", "scenes", "replay"):
+        assert cmd in r.stdout
+        sub = wb(cmd, "--help")
+        assert sub.returncode == 0 and "usage:" in sub.stdout
+
+
+def test_scenes_lists_shipped_scenes():
+    r = wb("scenes")
+    assert r.returncode == 0
+    for f in SCENES.glob("*.yaml"):
+        assert f.stem in r.stdout
+
+
+def test_run_applies_overrides(falling_h5):
+    with h5py.File(falling_h5) as f:
+        scene = json.loads(f.attrs["scene_json"])["scene"]
+        assert scene["bodies"][0]["drag"]["c"] == 0.2
+        assert f["time"][-1] == pytest.approx(2.0)
+
+
+def test_inspect_text_and_json(falling_h5):
+    r = wb("inspect", falling_h5)
+    assert r.returncode == 0 and "ball" in r.stdout and "height" in r.stdout
+    r = wb("inspect", falling_h5, "--json")
+    info = json.loads(r.stdout)
+    assert info["n_completed"] == 1 and info["bodies"] == ["ball"]
+
+
+def test_plot_writes_png(falling_h5, tmp_path):
+    out = tmp_path / "h.png"
+    r = wb("plot", falling_h5, "--observer", "height", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_replay_frames_headless(falling_h5, tmp_path):
+    frames = tmp_path / "frames"
+    r = wb("replay", falling_h5, "--frames", frames, "--fps", "5", "--size", "160x120")
+    assert r.returncode == 0, r.stderr
+    pngs = sorted(frames.glob("*.png"))
+    assert len(pngs) == 11  # 2 s at 5 frames/s, both ends included
+
+
+@pytest.mark.parametrize("args, words", [
+    (("run", "missing.yaml"), "file not found"),
+    (("run", "falling_object", "--set", "cc=1"), "unknown parameter 'cc'"),
+    (("run", "falling_object", "--dt", "-1"), "positive"),
+    (("inspect", "missing.h5"), "missing.h5"),
+    (("plot", "missing.h5", "--observer", "x"), "missing.h5"),
+    (("replay", "missing.h5", "--frames", "x"), "missing.h5"),
+])
+def test_bad_input_is_one_line_exit_2(args, words, tmp_path):
+    r = wb(*args, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_scene_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("bodies:\n  - name: b\n    shape: {type: sphere, radius: 1}\n    mass: -2\n")
+    r = wb("run", bad, "-o", tmp_path / "o.h5")
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"workbench run: {bad}:4: bodies[0].mass: expected greater than"
+                                " 0, got -2")
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_failed_run_keeps_partial_file(tmp_path):
+    scene = tmp_path / "blowup.yaml"
+    scene.write_text(
+        "settings: {dt: 0.001, duration: 1.0, record_every: 10}\n"
+        "gravity: [0, 0, 0]\n"
+        "bodies:\n"
+        "  - {name: calm, shape: {type: sphere, radius: 0.1}, mass: 1}\n"
+        "  - {name: rocket, shape: {type: sphere, radius: 0.1}, mass: 1, position: [5, 0, 0],\n"
+        "     linear_velocity: [1.0e300, 0, 0]}\n")
+    out = tmp_path / "b.h5"
+    r = wb("run", scene, "-o", out)
+    assert r.returncode == 1
+    assert "'rocket'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    with h5py.File(out) as f:
+        assert f["status"][0].decode() == "nonfinite"
+        assert f["completed"][0]
+        n = f["recorded"][0]
+        assert np.all(np.isfinite(f["states/position"][0, :n]))
+
+
+def _datasets(path):
+    out = {}
+    with h5py.File(path) as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
+                     if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+@pytest.mark.parametrize("scene", sorted(SCENES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_scene_runs_are_bit_identical(scene, tmp_path):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    for out in (a, b):
+        r = wb("run", scene, "-o", out, "-q")
+        assert r.returncode == 0, r.stderr
+    da, db = _datasets(a), _datasets(b)
+    assert da.keys() == db.keys()
+    for name in da:
+        x, y = np.asarray(da[name]), np.asarray(db[name])
+        if x.dtype.kind == "f":
+            assert x.tobytes() == y.tobytes(), name  # bit for bit, NaN included
+        else:
+            assert np.array_equal(x, y), name
