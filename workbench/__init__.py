@@ -24,6 +24,15 @@ except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0+unknown"
 
 __all__ = [
-    "Scene", "State", "Trajectory", "load_scene", "scene_from_dict", "run_scene",
-    "WorkbenchError", "SceneError", "StoreError", "SimulationError", "__version__",
+    "Scene",
+    "State",
+    "Trajectory",
+    "load_scene",
+    "scene_from_dict",
+    "run_scene",
+    "WorkbenchError",
+    "SceneError",
+    "StoreError",
+    "SimulationError",
+    "__version__",
 ]

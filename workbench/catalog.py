@@ -29,7 +29,8 @@ def shipped_scenes() -> list[Path]:
     """Scene files (``.yaml`` and ``.py`` scripts with ``build``) of the first scene folder."""
     for d in scene_dirs():
         files = sorted(d.glob("*.yaml")) + sorted(
-            f for f in d.glob("*.py") if "def build" in f.read_text(encoding="utf-8"))
+            f for f in d.glob("*.py") if "def build" in f.read_text(encoding="utf-8")
+        )
         if files:
             return files
     return []

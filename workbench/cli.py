@@ -31,44 +31,67 @@ def build_parser() -> argparse.ArgumentParser:
         prog="workbench",
         description="Rigid Workbench: run rigid-body scenes in PyBullet, store trajectories in "
         "HDF5, inspect, plot and replay them.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--version", action="store_true", help="print the version and exit")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
-    r = sub.add_parser("run", help="run a scene forward and store the trajectory",
-                       description="Run SCENE (a .yaml file, a .py scene script, or the name of a "
-                       "shipped scene) forward in PyBullet and write the trajectory to HDF5.")
+    r = sub.add_parser(
+        "run",
+        help="run a scene forward and store the trajectory",
+        description="Run SCENE (a .yaml file, a .py scene script, or the name of a "
+        "shipped scene) forward in PyBullet and write the trajectory to HDF5.",
+    )
     r.add_argument("scene", help="scene file, scene script, or shipped scene name")
     r.add_argument("-o", "--output", help="HDF5 file to write (default: <scene name>.h5)")
-    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a scene parameter (repeatable); values are read as YAML")
+    r.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a scene parameter (repeatable); values are read as YAML",
+    )
     r.add_argument("--dt", type=float, help="time step, s (overrides the scene)")
     r.add_argument("--duration", type=float, help="simulated time, s (overrides the scene)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("inspect", help="summarise an HDF5 result file",
-                       description="Print what an HDF5 file holds: scene, bodies, observers, "
-                       "parameters, completed realizations and datasets.")
+    i = sub.add_parser(
+        "inspect",
+        help="summarise an HDF5 result file",
+        description="Print what an HDF5 file holds: scene, bodies, observers, "
+        "parameters, completed realizations and datasets.",
+    )
     i.add_argument("file")
     i.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     i.set_defaults(func=cmd_inspect)
 
-    pl = sub.add_parser("plot", help="plot an observer of a stored run",
-                        description="Plot one observer channel (each component against time).")
+    pl = sub.add_parser(
+        "plot",
+        help="plot an observer of a stored run",
+        description="Plot one observer channel (each component against time).",
+    )
     pl.add_argument("file")
     pl.add_argument("--observer", required=True, help="observer or diagnostic name")
     pl.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
     pl.add_argument("-o", "--output", help="image to write (default: <file>_<observer>.png)")
     pl.set_defaults(func=cmd_plot)
 
-    sc = sub.add_parser("scenes", help="list the shipped scenes",
-                        description="List the shipped scenes with a one-line description.")
+    sc = sub.add_parser(
+        "scenes",
+        help="list the shipped scenes",
+        description="List the shipped scenes with a one-line description.",
+    )
     sc.set_defaults(func=cmd_scenes)
 
-    rp = sub.add_parser("replay", help="replay a stored run in the PyBullet viewer",
-                        description="Play a stored trajectory in the PyBullet viewer (needs a "
-                        "display), or with --frames render PNG frames headless instead.")
+    rp = sub.add_parser(
+        "replay",
+        help="replay a stored run in the PyBullet viewer",
+        description="Play a stored trajectory in the PyBullet viewer (needs a "
+        "display), or with --frames render PNG frames headless instead.",
+    )
     rp.add_argument("file")
     rp.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
     rp.add_argument("--reverse", action="store_true", help="play time backwards")
@@ -137,14 +160,19 @@ def cmd_run(args) -> int:
     wall = time.perf_counter() - t0
     write_trajectory(out, traj, scene_text=scene.source_text, scene_json=scene_to_json(scene))
     if traj.status != "ok":
-        print(f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "
-              f"(marked '{traj.status}')", file=sys.stderr)
+        print(
+            f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "
+            f"(marked '{traj.status}')",
+            file=sys.stderr,
+        )
         return 1
     if not args.quiet:
         bodies = f"{traj.n_bodies} bod{'y' if traj.n_bodies == 1 else 'ies'}"
-        print(f"wrote {out}: {traj.n_times} records of {bodies}, "
-              f"{scene.settings.duration:g} s simulated in {wall:.2f} s "
-              f"({scene.settings.n_steps / max(wall, 1e-9):,.0f} steps/s)")
+        print(
+            f"wrote {out}: {traj.n_times} records of {bodies}, "
+            f"{scene.settings.duration:g} s simulated in {wall:.2f} s "
+            f"({scene.settings.n_steps / max(wall, 1e-9):,.0f} steps/s)"
+        )
     return 0
 
 
@@ -154,8 +182,15 @@ class _Bar:
     def __init__(self, total: int, unit: str):
         from tqdm import tqdm
 
-        self._bar = tqdm(total=total, unit=unit, delay=2.0, file=sys.stderr, unit_scale=True,
-                         dynamic_ncols=True, leave=False)
+        self._bar = tqdm(
+            total=total,
+            unit=unit,
+            delay=2.0,
+            file=sys.stderr,
+            unit_scale=True,
+            dynamic_ncols=True,
+            leave=False,
+        )
         self._done = 0
 
     def advance(self, done: int, total: int) -> None:
@@ -187,13 +222,17 @@ def cmd_inspect(args) -> int:
 def _format_description(info: dict) -> str:
     lines = []
     attrs = info.get("attrs", {})
-    lines.append(f"{info.get('path', '')}  ({info.get('kind', attrs.get('kind', ''))}, format "
-                 f"{attrs.get('format_version', '?')}, workbench {attrs.get('workbench_version', '?')})")
+    lines.append(
+        f"{info.get('path', '')}  ({info.get('kind', attrs.get('kind', ''))}, format "
+        f"{attrs.get('format_version', '?')}, workbench {attrs.get('workbench_version', '?')})"
+    )
     for key in ("scene_first_line", "created", "seed_entropy"):
         if info.get(key) or attrs.get(key):
             lines.append(f"  {key.replace('_', ' ')}: {info.get(key) or attrs.get(key)}")
-    lines.append(f"  realizations: {info.get('n_completed', '?')} of {info.get('n_realizations', '?')}"
-                 " completed")
+    lines.append(
+        f"  realizations: {info.get('n_completed', '?')} of {info.get('n_realizations', '?')}"
+        " completed"
+    )
     if info.get("failed"):
         lines.append(f"  failed: {info['failed']}")
     t = info.get("time", {})
@@ -239,8 +278,10 @@ def cmd_scenes(args) -> int:
 
     files = shipped_scenes()
     if not files:
-        print("no shipped scenes found (set WORKBENCH_SCENES to a folder of scene files)",
-              file=sys.stderr)
+        print(
+            "no shipped scenes found (set WORKBENCH_SCENES to a folder of scene files)",
+            file=sys.stderr,
+        )
         return 1
     width = max(len(f.stem) for f in files)
     print(f"shipped scenes in {files[0].parent}:")
@@ -268,8 +309,16 @@ def cmd_replay(args) -> int:
             raise WorkbenchError(f"--size: expected WIDTHxHEIGHT, got {args.size!r}") from None
         bar = _progress_bar(traj.n_times, "frames")
         try:
-            paths = render_frames(scene, traj, args.frames, reverse=args.reverse, width=w,
-                                  height=h, fps=args.fps, progress=bar.advance)
+            paths = render_frames(
+                scene,
+                traj,
+                args.frames,
+                reverse=args.reverse,
+                width=w,
+                height=h,
+                fps=args.fps,
+                progress=bar.advance,
+            )
         finally:
             bar.close()
         print(f"wrote {len(paths)} frames to {args.frames}")

@@ -47,8 +47,13 @@ MAX_SPEED = 1e30
 
 #: Colour of bodies in the viewer (RGBA), cycled.
 _PALETTE = [
-    (0.85, 0.33, 0.10, 1), (0.00, 0.45, 0.74, 1), (0.93, 0.69, 0.13, 1), (0.47, 0.67, 0.19, 1),
-    (0.49, 0.18, 0.56, 1), (0.30, 0.75, 0.93, 1), (0.64, 0.08, 0.18, 1),
+    (0.85, 0.33, 0.10, 1),
+    (0.00, 0.45, 0.74, 1),
+    (0.93, 0.69, 0.13, 1),
+    (0.47, 0.67, 0.19, 1),
+    (0.49, 0.18, 0.56, 1),
+    (0.30, 0.75, 0.93, 1),
+    (0.64, 0.08, 0.18, 1),
 ]
 
 
@@ -139,8 +144,14 @@ class Engine:
     The public methods do the bookkeeping; PyBullet calls live in the private helpers.
     """
 
-    def __init__(self, scene: Scene, *, gui: bool = False, visual: bool | None = None,
-                 mass_overrides: dict | None = None):
+    def __init__(
+        self,
+        scene: Scene,
+        *,
+        gui: bool = False,
+        visual: bool | None = None,
+        mass_overrides: dict | None = None,
+    ):
         self.p = import_pybullet()
         self.scene = scene
         self.gui = gui
@@ -149,7 +160,9 @@ class Engine:
         mode = self.p.GUI if gui else self.p.DIRECT
         self.client = self.p.connect(mode)
         if self.client < 0:
-            raise RuntimeError("could not connect to PyBullet" + (" GUI (is DISPLAY set?)" if gui else ""))
+            raise RuntimeError(
+                "could not connect to PyBullet" + (" GUI (is DISPLAY set?)" if gui else "")
+            )
         self._build()
 
     # ------------------------------------------------------------------ lifecycle
@@ -205,12 +218,19 @@ class Engine:
         """Place every body at ``state`` (used by replay and the reverse stepper)."""
         p, c = self.p, self.client
         for j, uid in enumerate(self.uids):
-            q_in = (Rotation.from_quat(state.orientation[j])
-                    * Rotation.from_quat(self.frames[j].principal)).as_quat()
-            p.resetBasePositionAndOrientation(uid, state.position[j].tolist(), q_in.tolist(),
-                                              physicsClientId=c)
-            p.resetBaseVelocity(uid, state.linear_velocity[j].tolist(),
-                                state.angular_velocity[j].tolist(), physicsClientId=c)
+            q_in = (
+                Rotation.from_quat(state.orientation[j])
+                * Rotation.from_quat(self.frames[j].principal)
+            ).as_quat()
+            p.resetBasePositionAndOrientation(
+                uid, state.position[j].tolist(), q_in.tolist(), physicsClientId=c
+            )
+            p.resetBaseVelocity(
+                uid,
+                state.linear_velocity[j].tolist(),
+                state.angular_velocity[j].tolist(),
+                physicsClientId=c,
+            )
 
     def step(self, t: float) -> None:
         """Apply the per-step forces for time ``t`` (start of the step) and advance by dt."""
@@ -227,7 +247,9 @@ class Engine:
         """Number of contact points (of one body, or all) from the last step."""
         if body_index is None:
             return len(self.p.getContactPoints(physicsClientId=self.client))
-        return len(self.p.getContactPoints(bodyA=self.uids[body_index], physicsClientId=self.client))
+        return len(
+            self.p.getContactPoints(bodyA=self.uids[body_index], physicsClientId=self.client)
+        )
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
@@ -237,8 +259,9 @@ class Engine:
             p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=c)
         p.setTimeStep(s.settings.dt, physicsClientId=c)
         p.setGravity(*s.gravity, physicsClientId=c)
-        params = dict(numSolverIterations=s.settings.solver_iterations,
-                      deterministicOverlappingPairs=1)
+        params = dict(
+            numSolverIterations=s.settings.solver_iterations, deterministicOverlappingPairs=1
+        )
         if s.settings.contact_breaking_threshold is not None:
             params["contactBreakingThreshold"] = s.settings.contact_breaking_threshold
         if s.settings.restitution_velocity_threshold is not None:
@@ -257,7 +280,9 @@ class Engine:
         self._constraints: dict[str, list[int]] = {}
         prescribed_joints = {pr.joint: pr for pr in s.prescribed if pr.joint is not None}
         for joint in s.joints:
-            self._constraints[joint.name] = self._create_joint(joint, prescribed_joints.get(joint.name))
+            self._constraints[joint.name] = self._create_joint(
+                joint, prescribed_joints.get(joint.name)
+            )
         for pr in s.prescribed:
             if pr.body is not None:
                 self._prescribe_body(pr)
@@ -296,7 +321,9 @@ class Engine:
             physicsClientId=c,
         )
         dyn = dict(
-            linearDamping=0.0, angularDamping=0.0, maxJointVelocity=MAX_SPEED,
+            linearDamping=0.0,
+            angularDamping=0.0,
+            maxJointVelocity=MAX_SPEED,
             lateralFriction=body.material.friction,
             rollingFriction=body.material.rolling_friction,
             spinningFriction=body.material.spinning_friction,
@@ -307,8 +334,9 @@ class Engine:
         p.changeDynamics(uid, -1, physicsClientId=c, **dyn)
         if mass > 0:
             # Initial velocities are of the centre of mass (m/s) and world angular (rad/s).
-            p.resetBaseVelocity(uid, list(body.linear_velocity), list(body.angular_velocity),
-                                physicsClientId=c)
+            p.resetBaseVelocity(
+                uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
+            )
         return uid, BodyFrame(com, q_p, moments, J if mass > 0 else np.zeros((3, 3)), mass)
 
     def _shapes(self, body: Body, colour) -> tuple[int, int]:
@@ -330,8 +358,11 @@ class Engine:
         elif shape.type == "mesh":
             path = resolve_file(shape.file, self.scene.base_dir)
             if path is None:
-                raise SceneError(self.scene.source, f"bodies.{body.name}.shape.file",
-                                 f"mesh file '{shape.file}' not found")
+                raise SceneError(
+                    self.scene.source,
+                    f"bodies.{body.name}.shape.file",
+                    f"mesh file '{shape.file}' not found",
+                )
             geom, kw = p.GEOM_MESH, {"fileName": str(path), "meshScale": list(shape.scale3)}
         else:  # pragma: no cover - schema forbids
             raise AssertionError(shape.type)
@@ -357,27 +388,41 @@ class Engine:
         p, c = self.p, self.client
         path = resolve_file(body.shape.file, self.scene.base_dir)
         if path is None:
-            raise SceneError(self.scene.source, f"bodies.{body.name}.shape.file",
-                             f"URDF '{body.shape.file}' not found next to the scene or in "
-                             "PyBullet's data")
-        uid = p.loadURDF(str(path), list(body.position), body.rotation.as_quat().tolist(),
-                         useFixedBase=body.fixed, globalScaling=body.shape.global_scaling,
-                         physicsClientId=c)
+            raise SceneError(
+                self.scene.source,
+                f"bodies.{body.name}.shape.file",
+                f"URDF '{body.shape.file}' not found next to the scene or in PyBullet's data",
+            )
+        uid = p.loadURDF(
+            str(path),
+            list(body.position),
+            body.rotation.as_quat().tolist(),
+            useFixedBase=body.fixed,
+            globalScaling=body.shape.global_scaling,
+            physicsClientId=c,
+        )
         info = p.getDynamicsInfo(uid, -1, physicsClientId=c)
         mass, moments = float(info[0]), np.asarray(info[2], dtype=float)
         com, q_p = np.asarray(info[3], dtype=float), np.asarray(info[4], dtype=float)
         if not np.any(q_p):
             q_p = np.array([0.0, 0.0, 0.0, 1.0])
         for link in range(-1, p.getNumJoints(uid, physicsClientId=c)):
-            p.changeDynamics(uid, link, linearDamping=0.0, angularDamping=0.0,
-                             maxJointVelocity=MAX_SPEED,
-                             lateralFriction=body.material.friction,
-                             rollingFriction=body.material.rolling_friction,
-                             spinningFriction=body.material.spinning_friction,
-                             restitution=body.material.restitution, physicsClientId=c)
+            p.changeDynamics(
+                uid,
+                link,
+                linearDamping=0.0,
+                angularDamping=0.0,
+                maxJointVelocity=MAX_SPEED,
+                lateralFriction=body.material.friction,
+                rollingFriction=body.material.rolling_friction,
+                spinningFriction=body.material.spinning_friction,
+                restitution=body.material.restitution,
+                physicsClientId=c,
+            )
         if not body.fixed:
-            p.resetBaseVelocity(uid, list(body.linear_velocity), list(body.angular_velocity),
-                                physicsClientId=c)
+            p.resetBaseVelocity(
+                uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
+            )
         Rp = Rotation.from_quat(q_p).as_matrix()
         J = Rp @ np.diag(moments) @ Rp.T
         return uid, BodyFrame(com, q_p, moments, J, 0.0 if body.fixed else mass)
@@ -417,8 +462,18 @@ class Engine:
             a_pos, a_orn = self._frame_in(joint.child, point, jrot)
             b_pos, b_orn = self._frame_in(joint.parent, point, jrot)
             cid = p.createConstraint(
-                child_uid, -1, par_uid, -1, kind, list(axis_local), a_pos, b_pos,
-                parentFrameOrientation=a_orn, childFrameOrientation=b_orn, physicsClientId=c)
+                child_uid,
+                -1,
+                par_uid,
+                -1,
+                kind,
+                list(axis_local),
+                a_pos,
+                b_pos,
+                parentFrameOrientation=a_orn,
+                childFrameOrientation=b_orn,
+                physicsClientId=c,
+            )
             if force is not None:
                 p.changeConstraint(cid, maxForce=force, physicsClientId=c)
             ids.append(cid)
@@ -432,16 +487,27 @@ class Engine:
             b_pos = np.asarray(b_pos)
             b_rot = Rotation.from_quat(b_orn)
             if joint.type == "prismatic":
+
                 def act(t, cid=cid):
                     s = float(prescribed.at(t + self.scene.settings.dt))
-                    p.changeConstraint(cid, jointChildPivot=(b_pos + s * axis_par).tolist(),
-                                       maxForce=prescribed.max_force, physicsClientId=c)
+                    p.changeConstraint(
+                        cid,
+                        jointChildPivot=(b_pos + s * axis_par).tolist(),
+                        maxForce=prescribed.max_force,
+                        physicsClientId=c,
+                    )
             else:
+
                 def act(t, cid=cid):
                     th = float(prescribed.at(t + self.scene.settings.dt))
                     q = (Rotation.from_rotvec(th * axis_par) * b_rot).as_quat()
-                    p.changeConstraint(cid, jointChildFrameOrientation=q.tolist(),
-                                       maxForce=prescribed.max_force, physicsClientId=c)
+                    p.changeConstraint(
+                        cid,
+                        jointChildFrameOrientation=q.tolist(),
+                        maxForce=prescribed.max_force,
+                        physicsClientId=c,
+                    )
+
             self._actions.append(act)
         elif joint.type == "fixed":
             make(p.JOINT_FIXED, anchor)
@@ -458,16 +524,26 @@ class Engine:
         p, c = self.p, self.client
         k = self._index[pr.body]
         uid, x0, r0 = self._pose(pr.body)
-        cid = p.createConstraint(uid, -1, -1, -1, p.JOINT_FIXED, [0, 0, 0], [0, 0, 0],
-                                 x0.tolist(), childFrameOrientation=r0.as_quat().tolist(),
-                                 physicsClientId=c)
+        cid = p.createConstraint(
+            uid,
+            -1,
+            -1,
+            -1,
+            p.JOINT_FIXED,
+            [0, 0, 0],
+            [0, 0, 0],
+            x0.tolist(),
+            childFrameOrientation=r0.as_quat().tolist(),
+            physicsClientId=c,
+        )
         p.changeConstraint(cid, maxForce=pr.max_force, physicsClientId=c)
         dt = self.scene.settings.dt
 
         def act(t):
             d = np.asarray(pr.at(t + dt), dtype=float)  # target at the end of this step
-            p.changeConstraint(cid, jointChildPivot=(x0 + d).tolist(), maxForce=pr.max_force,
-                               physicsClientId=c)
+            p.changeConstraint(
+                cid, jointChildPivot=(x0 + d).tolist(), maxForce=pr.max_force, physicsClientId=c
+            )
 
         self._actions.append(act)
         self._constraints[f"prescribed:{self.scene.bodies[k].name}"] = [cid]
@@ -488,8 +564,9 @@ class Engine:
                 speed = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) ** 0.5
                 pos = p.getBasePositionAndOrientation(uid, physicsClientId=c)[0]
                 f = -coef * speed
-                p.applyExternalForce(uid, -1, (f * v[0], f * v[1], f * v[2]), pos, wf,
-                                     physicsClientId=c)
+                p.applyExternalForce(
+                    uid, -1, (f * v[0], f * v[1], f * v[2]), pos, wf, physicsClientId=c
+                )
 
             self._actions.append(drag)
         if body.force is not None:
@@ -503,7 +580,8 @@ class Engine:
         if body.torque is not None:
             torque = list(body.torque)
             self._actions.append(
-                lambda t: p.applyExternalTorque(uid, -1, torque, wf, physicsClientId=c))
+                lambda t: p.applyExternalTorque(uid, -1, torque, wf, physicsClientId=c)
+            )
 
     def _add_spring(self, spring) -> None:
         p, c = self.p, self.client

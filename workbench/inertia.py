@@ -111,9 +111,7 @@ def inertia_problem(J) -> str | None:
         return f"a positive definite matrix, got principal moments {_fmt(lam)}"
     # Triangle inequalities on principal moments (largest ≤ sum of the other two), [1] §3.4.
     if lam[2] > lam[0] + lam[1] + INERTIA_RTOL * lam[2]:
-        return (
-            f"principal moments satisfying J1 + J2 >= J3 (triangle inequality), got {_fmt(lam)}"
-        )
+        return f"principal moments satisfying J1 + J2 >= J3 (triangle inequality), got {_fmt(lam)}"
     return None
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from workbench.errors import SceneError
-from workbench.scene import Scene, format_loc, scene_from_dict
+from workbench.scene import Scene, scene_from_dict
 
 __all__ = ["load_scene", "parse_override", "scene_to_json", "scene_from_json"]
 
@@ -91,8 +91,12 @@ def _load_yaml(path: Path, text: str, overrides) -> Scene:
         return None
 
     return scene_from_dict(
-        data, source=source, base_dir=str(path.parent), overrides=overrides,
-        source_text=text, line_of=line_of,
+        data,
+        source=source,
+        base_dir=str(path.parent),
+        overrides=overrides,
+        source_text=text,
+        line_of=line_of,
     )
 
 
@@ -129,16 +133,24 @@ def _load_script(path: Path, text: str, overrides) -> Scene:
     if not callable(build):
         raise SceneError(source, "build", "a scene script must define build(**parameters)")
     sig = inspect.signature(build)
-    accepted = [p.name for p in sig.parameters.values()
-                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    defaults = {p.name: p.default for p in sig.parameters.values()
-                if p.default is not inspect.Parameter.empty}
+    accepted = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    defaults = {
+        p.name: p.default
+        for p in sig.parameters.values()
+        if p.default is not inspect.Parameter.empty
+    }
     overrides = dict(overrides or {})
     for k in overrides:
         if k not in accepted:
-            raise SceneError(source, f"--set {k}",
-                             f"unknown parameter '{k}'; build() accepts: "
-                             f"{', '.join(accepted) or '(none)'}")
+            raise SceneError(
+                source,
+                f"--set {k}",
+                f"unknown parameter '{k}'; build() accepts: {', '.join(accepted) or '(none)'}",
+            )
     try:
         result = build(**overrides)
     except SceneError:
@@ -151,9 +163,13 @@ def _load_script(path: Path, text: str, overrides) -> Scene:
     elif isinstance(result, dict):
         data = dict(result)
     else:
-        raise SceneError(source, "build", f"must return a Scene or a dict, got {type(result).__name__}")
-    data["parameters"] = {**(data.get("parameters") or {}),
-                          **{k: v for k, v in params.items() if _plain(v)}}
+        raise SceneError(
+            source, "build", f"must return a Scene or a dict, got {type(result).__name__}"
+        )
+    data["parameters"] = {
+        **(data.get("parameters") or {}),
+        **{k: v for k, v in params.items() if _plain(v)},
+    }
     return scene_from_dict(data, source=source, base_dir=str(path.parent), source_text=text)
 
 
@@ -161,17 +177,17 @@ def _plain(v: Any) -> bool:
     return isinstance(v, (int, float, str, bool, list, tuple)) or v is None
 
 
-
-
 def scene_to_json(scene: Scene) -> str:
     """The resolved scene as JSON, with its source and folder, for storing beside results."""
     import json
 
-    return json.dumps({
-        "source": scene.source,
-        "base_dir": str(Path(scene.base_dir).resolve()) if scene.base_dir else None,
-        "scene": scene.model_dump(mode="json"),
-    })
+    return json.dumps(
+        {
+            "source": scene.source,
+            "base_dir": str(Path(scene.base_dir).resolve()) if scene.base_dir else None,
+            "scene": scene.model_dump(mode="json"),
+        }
+    )
 
 
 def scene_from_json(text: str, source: str = "<stored scene>") -> Scene:

@@ -20,8 +20,12 @@ __all__ = ["observer_channel", "observer_info", "kinetic_energy"]
 def observer_info(obs: Observer) -> dict:
     """Metadata stored with a channel: quantity, unit, component labels, body."""
     _, unit, comps, _, _ = OBSERVER_QUANTITIES[obs.quantity]
-    return {"quantity": obs.quantity, "unit": unit, "components": list(comps),
-            "body": obs.body or ""}
+    return {
+        "quantity": obs.quantity,
+        "unit": unit,
+        "components": list(comps),
+        "body": obs.body or "",
+    }
 
 
 def kinetic_energy(mass, inertia, orientation, v, w) -> np.ndarray:
@@ -92,6 +96,5 @@ def observer_channel(obs: Observer, j: int | None, rec: dict) -> np.ndarray:
         return rec["linear_velocity"][:, j] + np.cross(w, r)
     if q == "point_acceleration":
         alpha = rec["angular_acceleration"][:, j]
-        return (rec["linear_acceleration"][:, j] + np.cross(alpha, r)
-                + np.cross(w, np.cross(w, r)))
+        return rec["linear_acceleration"][:, j] + np.cross(alpha, r) + np.cross(w, np.cross(w, r))
     raise AssertionError(q)  # pragma: no cover - the schema forbids other quantities

@@ -413,7 +413,8 @@ def _mesh_properties(shape: Mesh, base_dir: str | None):
     path = resolve_file(shape.file, base_dir)
     if path is None:
         raise PydanticCustomError(
-            "file", "mesh file '{file}' not found (relative to the scene's folder)",
+            "file",
+            "mesh file '{file}' not found (relative to the scene's folder)",
             {"file": shape.file},
         )
     import trimesh
@@ -637,8 +638,10 @@ class Scene(_Model):
                 _check_ref(joint_names, p.joint, ("prescribed", i, "joint"), what="joint")
                 joint = self.joints[joint_names.index(p.joint)]
                 if joint.type not in ("revolute", "prismatic"):
-                    raise _at(("prescribed", i, "joint"),
-                              "only revolute and prismatic joints take a prescribed motion")
+                    raise _at(
+                        ("prescribed", i, "joint"),
+                        "only revolute and prismatic joints take a prescribed motion",
+                    )
         obs_seen: set[str] = set()
         for i, o in enumerate(self.observers):
             if o.name in obs_seen:
@@ -695,8 +698,11 @@ def _check_ref(names, value, loc, *, allow_world=False, what="body") -> None:
         near = difflib.get_close_matches(str(value), list(names), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else ""
         extra = f" or '{WORLD}'" if allow_world else ""
-        raise _at(loc, f"unknown {what} '{value}'{hint}; expected one of "
-                       f"{', '.join(names) or '(none)'}{extra}")
+        raise _at(
+            loc,
+            f"unknown {what} '{value}'{hint}; expected one of "
+            f"{', '.join(names) or '(none)'}{extra}",
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -724,7 +730,8 @@ def substitute_parameters(
                     near = difflib.get_close_matches(r, list(params), n=1)
                     hint = f" (did you mean '{near[0]}'?)" if near else ""
                     raise SceneError(
-                        source, format_loc(path),
+                        source,
+                        format_loc(path),
                         f"unknown parameter '${{{r}}}'{hint}; declared parameters: "
                         f"{', '.join(params) or '(none)'}",
                         line_of(path) if line_of else None,
@@ -748,7 +755,8 @@ def apply_overrides(
             near = difflib.get_close_matches(k, list(params), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise SceneError(
-                source, f"--set {k}",
+                source,
+                f"--set {k}",
                 f"unknown parameter '{k}'{hint}; declared parameters: "
                 f"{', '.join(params) or '(none)'}",
             )
@@ -859,7 +867,7 @@ def _message(err: dict) -> str:
     if typ == "union_tag_not_found":
         return "missing 'type' (sphere, box, cylinder, capsule, plane, mesh or urdf)"
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     msg = msg.replace("Input should be", "expected").replace("Tuple should have", "expected")
     got = err.get("input")
     if typ not in ("value_error",) and not isinstance(got, (dict,)):

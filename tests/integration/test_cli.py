@@ -14,8 +14,14 @@ from tests.conftest import SCENES, WORKBENCH, cli_env
 
 
 def wb(*args, cwd=None, timeout=300):
-    return subprocess.run([*WORKBENCH, *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=cli_env(), timeout=timeout)
+    return subprocess.run(
+        [*WORKBENCH, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=cli_env(),
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,14 +80,17 @@ def test_replay_frames_headless(falling_h5, tmp_path):
     assert len(pngs) == 11  # 2 s at 5 frames/s, both ends included
 
 
-@pytest.mark.parametrize("args, words", [
-    (("run", "missing.yaml"), "file not found"),
-    (("run", "falling_object", "--set", "cc=1"), "unknown parameter 'cc'"),
-    (("run", "falling_object", "--dt", "-1"), "positive"),
-    (("inspect", "missing.h5"), "missing.h5"),
-    (("plot", "missing.h5", "--observer", "x"), "missing.h5"),
-    (("replay", "missing.h5", "--frames", "x"), "missing.h5"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("run", "missing.yaml"), "file not found"),
+        (("run", "falling_object", "--set", "cc=1"), "unknown parameter 'cc'"),
+        (("run", "falling_object", "--dt", "-1"), "positive"),
+        (("inspect", "missing.h5"), "missing.h5"),
+        (("plot", "missing.h5", "--observer", "x"), "missing.h5"),
+        (("replay", "missing.h5", "--frames", "x"), "missing.h5"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(args, words, tmp_path):
     r = wb(*args, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
@@ -95,8 +104,9 @@ def test_bad_scene_file_is_one_line(tmp_path):
     bad.write_text("bodies:\n  - name: b\n    shape: {type: sphere, radius: 1}\n    mass: -2\n")
     r = wb("run", bad, "-o", tmp_path / "o.h5")
     assert r.returncode == 2
-    assert r.stderr.strip() == (f"workbench run: {bad}:4: bodies[0].mass: expected greater than"
-                                " 0, got -2")
+    assert r.stderr.strip() == (
+        f"workbench run: {bad}:4: bodies[0].mass: expected greater than 0, got -2"
+    )
     assert not (tmp_path / "o.h5").exists()
 
 
@@ -108,7 +118,8 @@ def test_failed_run_keeps_partial_file(tmp_path):
         "bodies:\n"
         "  - {name: calm, shape: {type: sphere, radius: 0.1}, mass: 1}\n"
         "  - {name: rocket, shape: {type: sphere, radius: 0.1}, mass: 1, position: [5, 0, 0],\n"
-        "     linear_velocity: [1.0e300, 0, 0]}\n")
+        "     linear_velocity: [1.0e300, 0, 0]}\n"
+    )
     out = tmp_path / "b.h5"
     r = wb("run", scene, "-o", out)
     assert r.returncode == 1
@@ -123,8 +134,11 @@ def test_failed_run_keeps_partial_file(tmp_path):
 def _datasets(path):
     out = {}
     with h5py.File(path) as f:
-        f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
-                     if isinstance(obj, h5py.Dataset) else None)
+        f.visititems(
+            lambda name, obj: (
+                out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None
+            )
+        )
     return out
 
 

@@ -35,8 +35,10 @@ def test_sliding_block_stopping_distance():
     x = traj.observers["position"][:, 0]
     distance = x[-1] - x[0]
     expected = v0**2 / (2 * mu * G)
-    print(f"sliding block: {distance:.5f} m vs v0^2/(2 mu g) = {expected:.5f} m "
-          f"({100 * (distance / expected - 1):+.2f}%)")
+    print(
+        f"sliding block: {distance:.5f} m vs v0^2/(2 mu g) = {expected:.5f} m "
+        f"({100 * (distance / expected - 1):+.2f}%)"
+    )
     # stopped: PyBullet's iterative friction solver leaves a creep of a few µm/s (4e-6 measured)
     assert abs(traj.observers["velocity"][-1, 0]) < 1e-4, "the block has stopped"
     assert distance == pytest.approx(expected, rel=0.01)
@@ -62,12 +64,14 @@ def _euler_reference(J: np.ndarray, w0_body: np.ndarray, t_end: float) -> Rotati
         wdot = Jinv @ (-np.cross(w, J @ w))
         x, yq, z, s = q
         # q̇ = ½ q ⊗ (ω, 0) for a body-frame angular velocity
-        qdot = 0.5 * np.array([
-            s * w[0] + yq * w[2] - z * w[1],
-            s * w[1] + z * w[0] - x * w[2],
-            s * w[2] + x * w[1] - yq * w[0],
-            -x * w[0] - yq * w[1] - z * w[2],
-        ])
+        qdot = 0.5 * np.array(
+            [
+                s * w[0] + yq * w[2] - z * w[1],
+                s * w[1] + z * w[0] - x * w[2],
+                s * w[2] + x * w[1] - yq * w[0],
+                -x * w[0] - yq * w[1] - z * w[2],
+            ]
+        )
         return np.concatenate([qdot, wdot])
 
     y0 = np.concatenate([[0, 0, 0, 1.0], w0_body])
@@ -87,8 +91,10 @@ def test_torque_free_mesh_conserves_momentum_and_follows_euler_equations():
     drift = np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0])
     ref = _euler_reference(J, np.array(body.angular_velocity), 10.0)
     angle = (ref.inv() * Rotation.from_quat(traj.orientation[-1, 0])).magnitude()
-    print(f"torque-free mesh: max |L(t) - L(0)|/|L(0)| = {100 * drift:.4f}% ; "
-          f"orientation error at 10 s = {angle:.4e} rad")
+    print(
+        f"torque-free mesh: max |L(t) - L(0)|/|L(0)| = {100 * drift:.4f}% ; "
+        f"orientation error at 10 s = {angle:.4e} rad"
+    )
     assert drift <= 0.005
     assert angle <= 0.05
 
@@ -100,8 +106,10 @@ def test_pendulum_joints_hold():
     ends = {}
     for j, name in enumerate(traj.body_names):
         R = Rotation.from_quat(traj.orientation[:, j])
-        ends[name] = (traj.position[:, j] + R.apply([0, 0, 0.25]),
-                      traj.position[:, j] + R.apply([0, 0, -0.25]))
+        ends[name] = (
+            traj.position[:, j] + R.apply([0, 0, 0.25]),
+            traj.position[:, j] + R.apply([0, 0, -0.25]),
+        )
     # link frames: capsule z axis rotated by pitch 90 deg -> +z of the body is world -x at t=0
     gap12 = np.linalg.norm(ends["link1"][0] - ends["link2"][1], axis=1)
     gap23 = np.linalg.norm(ends["link2"][0] - ends["link3"][1], axis=1)
@@ -113,15 +121,31 @@ def test_pendulum_joints_hold():
 
 
 def _spring_scene(k=400.0, m=1.0, damping=0.0):
-    return scene_from_dict({
-        "gravity": [0, 0, 0],
-        "settings": {"dt": 1e-4, "duration": 2.0, "record_every": 10},
-        "bodies": [{"name": "mass", "shape": {"type": "box", "half_extents": [0.05] * 3},
-                    "mass": m, "linear_velocity": [0.1, 0, 0]}],
-        "springs": [{"name": "s", "body_a": "world", "body_b": "mass", "anchor": [0, 0, 0],
-                     "stiffness": [k, k, k], "damping": [damping] * 3,
-                     "rotational_stiffness": [1, 1, 1]}],
-    })
+    return scene_from_dict(
+        {
+            "gravity": [0, 0, 0],
+            "settings": {"dt": 1e-4, "duration": 2.0, "record_every": 10},
+            "bodies": [
+                {
+                    "name": "mass",
+                    "shape": {"type": "box", "half_extents": [0.05] * 3},
+                    "mass": m,
+                    "linear_velocity": [0.1, 0, 0],
+                }
+            ],
+            "springs": [
+                {
+                    "name": "s",
+                    "body_a": "world",
+                    "body_b": "mass",
+                    "anchor": [0, 0, 0],
+                    "stiffness": [k, k, k],
+                    "damping": [damping] * 3,
+                    "rotational_stiffness": [1, 1, 1],
+                }
+            ],
+        }
+    )
 
 
 def test_spring_oscillates_at_natural_frequency():
@@ -134,14 +158,27 @@ def test_spring_oscillates_at_natural_frequency():
 
 
 def test_prescribed_body_follows_its_table():
-    scene = scene_from_dict({
-        "gravity": [0, 0, -9.81],
-        "settings": {"dt": 1e-3, "duration": 1.0, "record_every": 10},
-        "bodies": [{"name": "cart", "shape": {"type": "box", "half_extents": [0.1] * 3},
-                    "mass": 2.0, "position": [0, 0, 1]}],
-        "prescribed": [{"body": "cart", "time": [0, 0.5, 1.0],
-                        "values": [[0, 0, 0], [0.2, 0, 0], [0.2, 0.1, 0]]}],
-    })
+    scene = scene_from_dict(
+        {
+            "gravity": [0, 0, -9.81],
+            "settings": {"dt": 1e-3, "duration": 1.0, "record_every": 10},
+            "bodies": [
+                {
+                    "name": "cart",
+                    "shape": {"type": "box", "half_extents": [0.1] * 3},
+                    "mass": 2.0,
+                    "position": [0, 0, 1],
+                }
+            ],
+            "prescribed": [
+                {
+                    "body": "cart",
+                    "time": [0, 0.5, 1.0],
+                    "values": [[0, 0, 0], [0.2, 0, 0], [0.2, 0.1, 0]],
+                }
+            ],
+        }
+    )
     traj = run_scene(scene)
     target = np.array([scene.prescribed[0].at(t) for t in traj.time]) + [0, 0, 1]
     err = np.max(np.linalg.norm(traj.position[:, 0] - target, axis=1))
@@ -150,15 +187,22 @@ def test_prescribed_body_follows_its_table():
 
 
 def test_nonfinite_state_stops_and_keeps_earlier_steps():
-    scene = scene_from_dict({
-        "gravity": [0, 0, 0],
-        "settings": {"dt": 1e-3, "duration": 1.0, "record_every": 10},
-        "bodies": [
-            {"name": "calm", "shape": {"type": "sphere", "radius": 0.1}, "mass": 1.0},
-            {"name": "rocket", "shape": {"type": "sphere", "radius": 0.1}, "mass": 1.0,
-             "position": [5, 0, 0], "linear_velocity": [1e300, 0, 0]},
-        ],
-    })
+    scene = scene_from_dict(
+        {
+            "gravity": [0, 0, 0],
+            "settings": {"dt": 1e-3, "duration": 1.0, "record_every": 10},
+            "bodies": [
+                {"name": "calm", "shape": {"type": "sphere", "radius": 0.1}, "mass": 1.0},
+                {
+                    "name": "rocket",
+                    "shape": {"type": "sphere", "radius": 0.1},
+                    "mass": 1.0,
+                    "position": [5, 0, 0],
+                    "linear_velocity": [1e300, 0, 0],
+                },
+            ],
+        }
+    )
     traj = run_scene(scene)
     assert traj.status == "nonfinite"
     assert "'rocket'" in traj.message and "t = " in traj.message
@@ -168,12 +212,21 @@ def test_nonfinite_state_stops_and_keeps_earlier_steps():
 
 def test_no_hidden_speed_clamp():
     """PyBullet clamps multibody bases to 100 m/s unless told otherwise; the engine lifts it."""
-    scene = scene_from_dict({
-        "gravity": [0, 0, 0],
-        "settings": {"dt": 1e-3, "duration": 0.1, "record_every": 10},
-        "bodies": [{"name": "bullet", "shape": {"type": "sphere", "radius": 0.01}, "mass": 0.01,
-                    "linear_velocity": [300, 0, 0], "angular_velocity": [0, 0, 500]}],
-    })
+    scene = scene_from_dict(
+        {
+            "gravity": [0, 0, 0],
+            "settings": {"dt": 1e-3, "duration": 0.1, "record_every": 10},
+            "bodies": [
+                {
+                    "name": "bullet",
+                    "shape": {"type": "sphere", "radius": 0.01},
+                    "mass": 0.01,
+                    "linear_velocity": [300, 0, 0],
+                    "angular_velocity": [0, 0, 500],
+                }
+            ],
+        }
+    )
     traj = run_scene(scene)
     assert traj.linear_velocity[-1, 0, 0] == pytest.approx(300.0, rel=1e-12)
     assert traj.angular_velocity[-1, 0, 2] == pytest.approx(500.0, rel=1e-9)

@@ -20,8 +20,12 @@ BALL = {
     "settings": {"dt": 0.001, "duration": 0.1},
     "bodies": [
         {"name": "ground", "shape": {"type": "plane"}, "fixed": True},
-        {"name": "ball", "shape": {"type": "sphere", "radius": "${r}"}, "mass": 2.0,
-         "position": [0, 0, 1]},
+        {
+            "name": "ball",
+            "shape": {"type": "sphere", "radius": "${r}"},
+            "mass": 2.0,
+            "position": [0, 0, 1],
+        },
     ],
     "joints": [],
     "observers": [{"name": "h", "quantity": "com_position", "body": "ball"}],
@@ -92,11 +96,14 @@ def test_negative_mass(write_scene):
     assert err.field == "bodies[1].mass" and "greater than 0" in err.expected
 
 
-@pytest.mark.parametrize("J, words", [
-    ([[1, 0, 0], [0, -1, 0], [0, 0, 1]], "positive definite"),
-    ([[1, 0, 0], [0, 1, 0], [0, 0, 5]], "triangle"),
-    ([[1, 0.5, 0], [0, 1, 0], [0, 0, 1]], "symmetric"),
-])
+@pytest.mark.parametrize(
+    "J, words",
+    [
+        ([[1, 0, 0], [0, -1, 0], [0, 0, 1]], "positive definite"),
+        ([[1, 0, 0], [0, 1, 0], [0, 0, 5]], "triangle"),
+        ([[1, 0.5, 0], [0, 1, 0], [0, 0, 1]], "symmetric"),
+    ],
+)
 def test_inadmissible_inertia(write_scene, J, words):
     data = copy.deepcopy(BALL)
     data["bodies"][1]["inertia"] = J
@@ -106,8 +113,9 @@ def test_inadmissible_inertia(write_scene, J, words):
 
 def test_joint_naming_unknown_body(write_scene):
     data = copy.deepcopy(BALL)
-    data["joints"] = [{"name": "j", "type": "ball", "parent": "world", "child": "bal",
-                       "anchor": [0, 0, 1]}]
+    data["joints"] = [
+        {"name": "j", "type": "ball", "parent": "world", "child": "bal", "anchor": [0, 0, 1]}
+    ]
     err = bad(write_scene, data)
     assert err.field == "joints[0].child" and "did you mean 'ball'" in err.expected
 
@@ -164,7 +172,8 @@ def test_python_scene_script(tmp_path):
     script.write_text(
         "def build(radius=0.1, height=1.0):\n"
         "    return {'bodies': [{'name': 'b', 'shape': {'type': 'sphere', 'radius': radius},\n"
-        "             'mass': 1.0, 'position': [0, 0, height]}]}\n")
+        "             'mass': 1.0, 'position': [0, 0, height]}]}\n"
+    )
     scene = load_scene(script, {"height": 3.0})
     assert scene.bodies[0].position == (0, 0, 3.0)
     assert scene.parameters == {"radius": 0.1, "height": 3.0}
@@ -173,6 +182,7 @@ def test_python_scene_script(tmp_path):
 
 
 # ---------------------------------------------------------------- random mutations (hypothesis)
+
 
 def _paths(node, prefix=()):
     yield prefix
@@ -190,15 +200,27 @@ def _get(node, path):
     return node
 
 
-BASES = [yaml.safe_load((SCENES / f).read_text()) for f in
-         ("sliding_block.yaml", "pendulum_chain.yaml", "bouncing_ball.yaml")]
+BASES = [
+    yaml.safe_load((SCENES / f).read_text())
+    for f in ("sliding_block.yaml", "pendulum_chain.yaml", "bouncing_ball.yaml")
+]
 WRONG_VALUES = st.one_of(
-    st.just(None), st.just("oops"), st.just(-1.0), st.just(0), st.just([1, 2]),
-    st.just({"x": 1}), st.just(float("nan")), st.just("${nope}"), st.just(True), st.just([]),
+    st.just(None),
+    st.just("oops"),
+    st.just(-1.0),
+    st.just(0),
+    st.just([1, 2]),
+    st.just({"x": 1}),
+    st.just(float("nan")),
+    st.just("${nope}"),
+    st.just(True),
+    st.just([]),
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(base=st.sampled_from(range(len(BASES))), data=st.data())
 def test_mutated_scenes_fail_with_one_line(tmp_path, base, data):
     doc = copy.deepcopy(BASES[base])
