@@ -97,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--reverse", action="store_true", help="play time backwards")
     rp.add_argument("--speed", type=float, default=1.0, help="playback speed factor (default 1)")
     rp.add_argument("--loop", action="store_true", help="repeat until the window is closed")
+    rp.add_argument(
+        "--no-hold",
+        dest="hold",
+        action="store_false",
+        help="close the window when playback ends (default: keep it until you close it)",
+    )
     rp.add_argument("--frames", metavar="DIR", help="write PNG frames to DIR (headless)")
     rp.add_argument("--fps", type=float, default=30.0, help="frame rate for --frames (default 30)")
     rp.add_argument("--size", default="640x480", help="frame size WxH for --frames")
@@ -194,6 +200,8 @@ class _Bar:
         self._done = 0
 
     def advance(self, done: int, total: int) -> None:
+        if self._bar.total != total:  # e.g. frames at --fps: fewer than records
+            self._bar.total = total
         self._bar.update(done - self._done)
         self._done = done
 
@@ -325,7 +333,7 @@ def cmd_replay(args) -> int:
         return 0
     from workbench.viewer import replay
 
-    replay(scene, traj, reverse=args.reverse, speed=args.speed, loop=args.loop)
+    replay(scene, traj, reverse=args.reverse, speed=args.speed, loop=args.loop, hold=args.hold)
     return 0
 
 

@@ -163,7 +163,11 @@ class Engine:
             raise RuntimeError(
                 "could not connect to PyBullet" + (" GUI (is DISPLAY set?)" if gui else "")
             )
-        self._build()
+        try:
+            self._build()
+        except BaseException:
+            self.close()  # a failed build must not leave the client (or a GUI window) open
+            raise
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -377,8 +381,13 @@ class Engine:
             vkw = dict(kw)
             if shape.type in ("cylinder", "capsule"):
                 vkw = {"radius": shape.radius, "length": shape.length}
-            if shape.type == "plane":
-                vkw = {"halfExtents": [10, 10, 0.001]}
+            if shape.type == "plane":  # drawn as a thin 20 m slab whose top face is the plane
+                normal = np.asarray(shape.normal, dtype=float) / np.linalg.norm(shape.normal)
+                vkw = {
+                    "halfExtents": [10, 10, 0.001],
+                    "visualFrameOrientation": _z_to(normal).as_quat().tolist(),
+                    "visualFramePosition": (-0.001 * normal).tolist(),
+                }
                 geom = p.GEOM_BOX
                 colour = (0.8, 0.8, 0.8, 1)
             vis = p.createVisualShape(geom, rgbaColor=list(colour), physicsClientId=c, **vkw)
