@@ -16,6 +16,7 @@ __all__ = ["main", "build_parser"]
 EPILOG = """\
 examples:
   workbench scenes
+  workbench check my_scene.yaml --set c=0.2
   workbench run falling_object -o falling.h5 --set c=0.2
   workbench inspect falling.h5
   workbench plot falling.h5 --observer height -o height.png
@@ -57,6 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--duration", type=float, help="simulated time, s (overrides the scene)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     r.set_defaults(func=cmd_run)
+
+    ck = sub.add_parser(
+        "check",
+        help="validate a scene without running it",
+        description="Load and validate SCENE (with --set overrides) and print what it holds; "
+        "exit 2 with one line naming the field if it is invalid.",
+    )
+    ck.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    ck.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a scene parameter (repeatable)",
+    )
+    ck.set_defaults(func=cmd_check)
 
     i = sub.add_parser(
         "inspect",
@@ -211,6 +229,33 @@ class _Bar:
 
 def _progress_bar(total: int, unit: str) -> _Bar:
     return _Bar(total, unit)
+
+
+# -------------------------------------------------------------------------------------- check
+def cmd_check(args) -> int:
+    from workbench.catalog import find_scene
+    from workbench.loader import load_scene, parse_override
+
+    overrides = dict(parse_override(s) for s in args.overrides)
+    scene = load_scene(find_scene(args.scene), overrides)
+    st = scene.settings
+    print(f"{scene.source}: valid. {scene.description}".rstrip())
+    print(
+        f"  {st.n_steps} steps of {st.dt:g} s ({st.duration:g} s), "
+        f"{st.n_steps // st.record_every + 1} records"
+    )
+    for b in scene.bodies:
+        props = b.mass_properties
+        what = "fixed" if b.fixed else (f"{props.mass:.6g} kg" if props else "from URDF")
+        print(f"  body {b.name}: {b.shape.type}, {what}")
+    for kind in ("joints", "springs", "prescribed", "observers"):
+        items = getattr(scene, kind)
+        if items:
+            names = [getattr(x, "name", None) or x.body or x.joint for x in items]
+            print(f"  {kind}: {', '.join(names)}")
+    if scene.parameters:
+        print("  parameters: " + ", ".join(f"{k}={v}" for k, v in scene.parameters.items()))
+    return 0
 
 
 # ------------------------------------------------------------------------------------ inspect

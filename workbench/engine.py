@@ -467,9 +467,10 @@ class Engine:
         force = joint.max_force
         ids: list[int] = []
 
-        def make(kind, point, axis_local=(0, 0, 0)):
-            a_pos, a_orn = self._frame_in(joint.child, point, jrot)
-            b_pos, b_orn = self._frame_in(joint.parent, point, jrot)
+        def make(kind, point, axis_local=(0, 0, 0), frame=None):
+            frame = jrot if frame is None else frame
+            a_pos, a_orn = self._frame_in(joint.child, point, frame)
+            b_pos, b_orn = self._frame_in(joint.parent, point, frame)
             cid = p.createConstraint(
                 child_uid,
                 -1,
@@ -523,7 +524,11 @@ class Engine:
         elif joint.type == "ball":
             make(p.JOINT_POINT2POINT, anchor)
         elif joint.type == "prismatic":
-            make(p.JOINT_PRISMATIC, anchor, (0, 0, 1))  # z of the joint frame is the axis
+            # PyBullet reads a prismatic axis in its parent's (our child's) inertial frame and
+            # needs that frame as the joint frame (measured: a joint frame rotated onto the
+            # axis lets the body drift off the axis by metres).
+            _, _, r_child = self._pose(joint.child)
+            make(p.JOINT_PRISMATIC, anchor, r_child.inv().apply(axis).tolist(), frame=r_child)
         elif joint.type == "revolute":
             make(p.JOINT_POINT2POINT, anchor - 0.5 * REVOLUTE_LEVER * axis)
             make(p.JOINT_POINT2POINT, anchor + 0.5 * REVOLUTE_LEVER * axis)

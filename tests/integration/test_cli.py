@@ -37,7 +37,7 @@ def falling_h5(tmp_path_factory):
 def test_help_lists_every_subcommand():
     r = wb("--help")
     assert r.returncode == 0
-    for cmd in ("run", "inspect", "plot", "scenes", "replay"):
+    for cmd in ("run", "check", "inspect", "plot", "scenes", "replay"):
         assert cmd in r.stdout
         sub = wb(cmd, "--help")
         assert sub.returncode == 0 and "usage:" in sub.stdout
@@ -156,3 +156,13 @@ def test_shipped_scene_runs_are_bit_identical(scene, tmp_path):
             assert x.tobytes() == y.tobytes(), name  # bit for bit, NaN included
         else:
             assert np.array_equal(x, y), name
+
+
+def test_check_valid_and_invalid(tmp_path):
+    r = wb("check", "pendulum_chain")
+    assert r.returncode == 0 and "valid" in r.stdout and "hinge1" in r.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("bodies:\n  - {name: b, shape: {type: sphere, radius: 1}, mas: 1}\n")
+    r = wb("check", bad)
+    assert r.returncode == 2
+    assert "did you mean 'mass'" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -14,12 +14,19 @@ J = [[2.0, 0.3, -0.2], [0.3, 1.5, 0.1], [-0.2, 0.1, 1.0]]
 
 
 def _scene(**body):
-    base = {"name": "b", "shape": {"type": "box", "half_extents": [0.2, 0.1, 0.1]},
-            "mass": 3.0, "com": [0.05, -0.02, 0.01], "inertia": J,
-            "position": [1, 2, 3], "euler_deg": [10, 20, 30]}
+    base = {
+        "name": "b",
+        "shape": {"type": "box", "half_extents": [0.2, 0.1, 0.1]},
+        "mass": 3.0,
+        "com": [0.05, -0.02, 0.01],
+        "inertia": J,
+        "position": [1, 2, 3],
+        "euler_deg": [10, 20, 30],
+    }
     base.update(body)
-    return scene_from_dict({"gravity": [0, 0, 0], "settings": {"dt": 1e-3, "duration": 0.01},
-                            "bodies": [base]})
+    return scene_from_dict(
+        {"gravity": [0, 0, 0], "settings": {"dt": 1e-3, "duration": 0.01}, "bodies": [base]}
+    )
 
 
 def test_initial_state_is_the_body_frame_with_com_position():
@@ -27,8 +34,9 @@ def test_initial_state_is_the_body_frame_with_com_position():
     with Engine(scene) as eng:
         st = eng.state()
     R = Rotation.from_euler("xyz", [10, 20, 30], degrees=True)
-    assert np.allclose(st.position[0], np.array([1, 2, 3]) + R.apply([0.05, -0.02, 0.01]),
-                       atol=1e-12)
+    assert np.allclose(
+        st.position[0], np.array([1, 2, 3]) + R.apply([0.05, -0.02, 0.01]), atol=1e-12
+    )
     q = st.orientation[0]
     assert (Rotation.from_quat(q).inv() * R).magnitude() < 1e-7
 
@@ -38,8 +46,9 @@ def test_set_state_round_trip():
     with Engine(scene) as eng:
         st = eng.state()
         R = Rotation.from_rotvec([0.3, -0.2, 0.5])
-        moved = type(st)(st.position + 1.0, R.as_quat()[None], st.linear_velocity + 2.0,
-                         st.angular_velocity)
+        moved = type(st)(
+            st.position + 1.0, R.as_quat()[None], st.linear_velocity + 2.0, st.angular_velocity
+        )
         eng.set_state(moved)
         back = eng.state()
     assert np.allclose(back.position, moved.position, atol=1e-12)
@@ -67,10 +76,23 @@ def test_mass_overrides_replace_scene_values():
 
 
 def test_material_values_are_set_on_the_body():
-    scene = scene_from_dict({"bodies": [{
-        "name": "b", "shape": {"type": "sphere", "radius": 0.1}, "mass": 1.0,
-        "material": {"friction": 0.3, "rolling_friction": 0.01, "spinning_friction": 0.02,
-                     "restitution": 0.5}}]})
+    scene = scene_from_dict(
+        {
+            "bodies": [
+                {
+                    "name": "b",
+                    "shape": {"type": "sphere", "radius": 0.1},
+                    "mass": 1.0,
+                    "material": {
+                        "friction": 0.3,
+                        "rolling_friction": 0.01,
+                        "spinning_friction": 0.02,
+                        "restitution": 0.5,
+                    },
+                }
+            ]
+        }
+    )
     with Engine(scene) as eng:
         info = eng.p.getDynamicsInfo(eng.uids[0], -1, physicsClientId=eng.client)
     assert info[1] == pytest.approx(0.3) and info[5] == pytest.approx(0.5)

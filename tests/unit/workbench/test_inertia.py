@@ -31,21 +31,26 @@ def test_capsule_matches_fine_mesh_integral():
 
 
 def test_cylinder_and_sphere_closed_forms():
-    assert np.allclose(I.cylinder_inertia(2.0, 0.5, 2.0), np.diag([
-        2.0 * (3 * 0.25 + 4) / 12, 2.0 * (3 * 0.25 + 4) / 12, 0.25]))
+    assert np.allclose(
+        I.cylinder_inertia(2.0, 0.5, 2.0),
+        np.diag([2.0 * (3 * 0.25 + 4) / 12, 2.0 * (3 * 0.25 + 4) / 12, 0.25]),
+    )
     assert np.allclose(I.sphere_inertia(5.0, 2.0), np.eye(3) * 8.0)
 
 
-@pytest.mark.parametrize("J, problem", [
-    (np.eye(3), None),
-    (np.diag([1.0, 1.0, 2.0]), None),  # thin plate: triangle inequality with equality
-    (np.diag([1.0, 1.0, 2.0 + 1e-6]), "triangle"),
-    (np.diag([1.0, -1.0, 1.0]), "positive definite"),
-    (np.array([[1, 0.1, 0], [0, 1, 0], [0, 0, 1.0]]), "symmetric"),
-    (np.zeros((3, 3)), "positive definite"),
-    (np.full((3, 3), np.nan), "finite"),
-    (np.eye(2), "3x3"),
-])
+@pytest.mark.parametrize(
+    "J, problem",
+    [
+        (np.eye(3), None),
+        (np.diag([1.0, 1.0, 2.0]), None),  # thin plate: triangle inequality with equality
+        (np.diag([1.0, 1.0, 2.0 + 1e-6]), "triangle"),
+        (np.diag([1.0, -1.0, 1.0]), "positive definite"),
+        (np.array([[1, 0.1, 0], [0, 1, 0], [0, 0, 1.0]]), "symmetric"),
+        (np.zeros((3, 3)), "positive definite"),
+        (np.full((3, 3), np.nan), "finite"),
+        (np.eye(2), "3x3"),
+    ],
+)
 def test_inertia_problem(J, problem):
     got = I.inertia_problem(J)
     if problem is None:
