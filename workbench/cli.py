@@ -18,6 +18,9 @@ examples:
   workbench scenes
   workbench check my_scene.yaml --set c=0.2
   workbench run falling_object -o falling.h5 --set c=0.2
+  workbench ensemble random_box -n 200 -o box.h5 --workers 2
+  workbench stats box.h5
+  workbench plot box.h5 --observer com --band 0.9
   workbench inspect falling.h5
   workbench plot falling.h5 --observer height -o height.png
   workbench replay falling.h5 --reverse --speed 0.5
@@ -76,6 +79,67 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ck.set_defaults(func=cmd_check)
 
+    en = sub.add_parser(
+        "ensemble",
+        help="run a Monte Carlo ensemble of a random scene into HDF5",
+        description="Run N realizations of SCENE (random masses, centres of mass, inertias and "
+        "parameters as the scene declares) and store them, with the nominal run, in one HDF5 "
+        "file. Realization i uses SeedSequence(seed, spawn_key=(i,)): the file is bit-identical "
+        "whatever --workers or --scheduler.",
+    )
+    en.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    en.add_argument("-n", type=int, required=True, help="number of realizations")
+    en.add_argument("-o", "--output", help="HDF5 file (default: <scene name>_ensemble.h5)")
+    en.add_argument(
+        "--seed", type=int, help="seed entropy (default: a fresh one, stored in the file)"
+    )
+    en.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes on this machine (default 1: in this process)",
+    )
+    en.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run on a Dask cluster (needs the 'dask' extra; start workers with --nthreads 1)",
+    )
+    en.add_argument(
+        "--resume",
+        action="store_true",
+        help="fill in the realizations missing from an interrupted OUTPUT",
+    )
+    en.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a scene parameter (repeatable)",
+    )
+    en.add_argument("--dt", type=float, help="time step, s")
+    en.add_argument("--duration", type=float, help="simulated time, s")
+    en.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    en.set_defaults(func=cmd_ensemble)
+
+    stt = sub.add_parser(
+        "stats",
+        help="statistics of an ensemble file",
+        description="Summarise an ensemble: realizations and failures, sampled parameters "
+        "(mean, std, cv), and per observer the peaks of the nominal and mean responses, the "
+        "widest confidence band and the mean-square convergence.",
+    )
+    stt.add_argument("file")
+    stt.add_argument(
+        "--band",
+        type=float,
+        default=0.9,
+        metavar="P_C",
+        help="probability level of the confidence region (default 0.9)",
+    )
+    stt.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    stt.set_defaults(func=cmd_stats)
+
     i = sub.add_parser(
         "inspect",
         help="summarise an HDF5 result file",
@@ -92,7 +156,27 @@ def build_parser() -> argparse.ArgumentParser:
         description="Plot one observer channel (each component against time).",
     )
     pl.add_argument("file")
-    pl.add_argument("--observer", required=True, help="observer or diagnostic name")
+    what = pl.add_mutually_exclusive_group(required=True)
+    what.add_argument("--observer", help="observer or diagnostic name")
+    what.add_argument(
+        "--param",
+        metavar="BODY/QUANTITY",
+        help="ensembles: PDF of a sampled parameter (e.g. rb5/mass, rb5/G for "
+        "tr(G)) or scatter of a 3-vector (rb5/com)",
+    )
+    pl.add_argument(
+        "--band",
+        type=float,
+        default=None,
+        metavar="P_C",
+        help="ensembles: confidence region at this probability (default 0.9) with "
+        "the mean and nominal responses",
+    )
+    pl.add_argument(
+        "--convergence",
+        action="store_true",
+        help="ensembles: mean-square convergence of the observer instead",
+    )
     pl.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
     pl.add_argument("-o", "--output", help="image to write (default: <file>_<observer>.png)")
     pl.set_defaults(func=cmd_plot)
@@ -201,15 +285,16 @@ def cmd_run(args) -> int:
 
 
 class _Bar:
-    """tqdm bar that appears only for runs lasting more than a couple of seconds."""
+    """tqdm bar on stderr: done/total, rate and ETA; by default it appears only for work lasting
+    more than a couple of seconds."""
 
-    def __init__(self, total: int, unit: str):
+    def __init__(self, total: int, unit: str, delay: float = 2.0):
         from tqdm import tqdm
 
         self._bar = tqdm(
             total=total,
             unit=unit,
-            delay=2.0,
+            delay=delay,
             file=sys.stderr,
             unit_scale=True,
             dynamic_ncols=True,
@@ -227,8 +312,8 @@ class _Bar:
         self._bar.close()
 
 
-def _progress_bar(total: int, unit: str) -> _Bar:
-    return _Bar(total, unit)
+def _progress_bar(total: int, unit: str, delay: float = 2.0) -> _Bar:
+    return _Bar(total, unit, delay)
 
 
 # -------------------------------------------------------------------------------------- check
@@ -255,6 +340,107 @@ def cmd_check(args) -> int:
             print(f"  {kind}: {', '.join(names)}")
     if scene.parameters:
         print("  parameters: " + ", ".join(f"{k}={v}" for k, v in scene.parameters.items()))
+    return 0
+
+
+# ----------------------------------------------------------------------------------- ensemble
+def cmd_ensemble(args) -> int:
+    from workbench.catalog import find_scene
+    from workbench.ensemble import SceneRef, run_ensemble
+    from workbench.errors import SceneError
+    from workbench.loader import parse_override
+
+    overrides = tuple(parse_override(s) for s in args.overrides)
+    for name in ("dt", "duration"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise SceneError(f"--{name}", "", f"expected a positive number of seconds, got {value}")
+    path = find_scene(args.scene)
+    ref = SceneRef(str(path), overrides, args.dt, args.duration)
+    scene = ref.load()  # validate before anything runs
+    if not scene.is_random:
+        print(
+            f"workbench ensemble: note: {path} declares nothing random; every realization "
+            "will equal the nominal run",
+            file=sys.stderr,
+        )
+    out = Path(args.output or f"{path.stem}_ensemble.h5")
+    bar = None if args.quiet else _progress_bar(args.n, "realizations", delay=0.0)
+    try:
+        result = run_ensemble(
+            ref,
+            args.n,
+            out,
+            entropy=args.seed,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            resume=args.resume,
+            progress=None if bar is None else bar.advance,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"workbench ensemble: interrupted; completed realizations are kept in {out}; "
+            f"continue with --resume",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        if bar is not None:
+            bar.close()
+    failed = len(result.failed)
+    if not args.quiet:
+        print(
+            f"wrote {out}: {result.ran} realizations run ({failed} failed) in "
+            f"{result.wall_seconds:.1f} s; seed {result.entropy}"
+        )
+    if failed:
+        first = next(iter(result.failed.items()))
+        print(
+            f"workbench ensemble: {failed} realizations failed and are marked in the file; "
+            f"first: {first[0]}: {first[1]}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_stats(args) -> int:
+    import json
+
+    from workbench.errors import StoreError
+    from workbench.report import ensemble_summary
+
+    if not 0 < args.band < 1:
+        raise StoreError(f"--band: expected a probability in (0, 1), got {args.band}")
+    info = ensemble_summary(args.file, args.band)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(
+        f"{info['path']}: {info['n_completed']} of {info['n_realizations']} realizations "
+        f"completed; status {info['status_counts']}; seed {info['seed_entropy']}"
+    )
+    if info["params"]:
+        print("sampled parameters (mean, std, cv, min, max):")
+        for key, val in info["params"].items():
+            for j, st in enumerate(val if isinstance(val, list) else [val]):
+                label = key if not isinstance(val, list) else f"{key}[{j}]"
+                if st.get("n"):
+                    print(
+                        f"  {label:<28} {st['mean']:>12.6g} {st['std']:>12.6g} "
+                        f"{st['cv']:>8.3f} {st['min']:>12.6g} {st['max']:>12.6g}"
+                    )
+    print(f"observers (peak |nominal|, peak |mean|, widest {100 * info['p_c']:g}% band):")
+    for name, obs in info["observers"].items():
+        for row in obs["components"]:
+            unit = f" {row['unit']}" if row["unit"] else ""
+            print(
+                f"  {name}.{row['component']:<10} {row.get('nominal_peak', float('nan')):>12.6g}"
+                f" {row['mean_peak']:>12.6g} {row['band_max_width']:>12.6g}{unit}"
+            )
+        print(
+            f"  {name}: conv(n) = {obs['convergence_final']:.6g}, changed "
+            f"{100 * obs['convergence_change_last_10pct']:.2f}% over the last 10% of realizations"
+        )
     return 0
 
 
@@ -313,10 +499,32 @@ def _short(d) -> str:
 def cmd_plot(args) -> int:
     from workbench.errors import StoreError
     from workbench.plots import plot_observer
-    from workbench.store import read_trajectory
+    from workbench.store import TrajectoryStore, read_trajectory
 
+    with TrajectoryStore.open(args.file) as store:
+        is_ensemble = store.attrs.get("kind") == "ensemble"
+    stem = Path(args.file).with_suffix("")
+    if args.param is not None or (is_ensemble and args.realization == 0 and args.band != 0):
+        from workbench import report
+
+        if not is_ensemble:
+            raise StoreError(f"{args.file}: --param/--band/--convergence need an ensemble file")
+        if args.param is not None:
+            out = Path(args.output or f"{stem}_{args.param.replace('/', '_')}.png")
+            written = report.plot_parameter(args.file, args.param, out)
+        elif args.convergence:
+            out = Path(args.output or f"{stem}_{args.observer}_convergence.png")
+            written = report.plot_ensemble_convergence(args.file, args.observer, out)
+        else:
+            p_c = 0.9 if args.band is None else args.band
+            if not 0 < p_c < 1:
+                raise StoreError(f"--band: expected a probability in (0, 1), got {p_c}")
+            out = Path(args.output or f"{stem}_{args.observer}_band.png")
+            written = report.plot_ensemble_observer(args.file, args.observer, out, p_c)
+        print(f"wrote {written}")
+        return 0
     traj = read_trajectory(args.file, args.realization)
-    out = Path(args.output or f"{Path(args.file).with_suffix('')}_{args.observer}.png")
+    out = Path(args.output or f"{stem}_{args.observer}.png")
     try:
         written = plot_observer(traj, args.observer, out)
     except KeyError as exc:

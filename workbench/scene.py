@@ -12,7 +12,9 @@ when known, and what was expected.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 import math
 import re
 from functools import cached_property
@@ -46,6 +48,13 @@ __all__ = [
     "Observer",
     "Settings",
     "MassProperties",
+    "ParameterDistribution",
+    "BodyUncertainty",
+    "MassUncertainty",
+    "ComUncertainty",
+    "InertiaUncertainty",
+    "PARAMETERS_GROUP",
+    "MAX_DISPERSION",
     "scene_from_dict",
     "substitute_parameters",
     "OBSERVER_QUANTITIES",
@@ -54,6 +63,9 @@ __all__ = [
 
 #: Name that stands for the fixed world frame in joints and springs.
 WORLD = "world"
+
+#: Group under which sampled scene parameters are stored (``/params/parameters/<name>``).
+PARAMETERS_GROUP = "parameters"
 
 #: Observer quantity -> (number of components, unit, component labels, needs a body, uses point).
 OBSERVER_QUANTITIES: dict[str, tuple[int, str, tuple[str, ...], bool, bool]] = {
@@ -240,6 +252,153 @@ class Drag(_Model):
         return self.air_density * self.cd * self.area / (2.0 * mass)  # type: ignore[operator]
 
 
+#: Upper bound of the dispersion of the random mass and of G (Batou & Soize 2012, Eq. 17 and
+#: Appendix B): the Gamma/SG0+ constructions need δ < 1/√2 for a finite second-order moment of
+#: the inverse.
+MAX_DISPERSION = 1.0 / math.sqrt(2.0)
+
+#: Names of the scalar distributions a parameter may follow.
+DISTRIBUTIONS = ("normal", "lognormal", "uniform", "gamma", "truncnormal")
+
+
+def _check_dispersion(value: float, what: str) -> float:
+    if not 0.0 < value < MAX_DISPERSION:
+        raise ValueError(
+            f"{what} must lie in (0, 1/sqrt(2)) = (0, {MAX_DISPERSION:.4f}), got {value}"
+        )
+    return value
+
+
+class ParameterDistribution(_Model):
+    """A scene parameter that is random in ensembles (its mean is used for single runs).
+
+    ``normal {mean, std}``, ``lognormal {mean, std}`` (of the variable itself), ``uniform {low,
+    high}``, ``gamma {mean, std}``, ``truncnormal {mean, std, low, high}`` (``mean``/``std`` of the
+    parent normal).
+    """
+
+    dist: str
+    mean: float | None = None
+    std: PosFloat | None = None
+    low: float | None = None
+    high: float | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ParameterDistribution:
+        if self.dist not in DISTRIBUTIONS:
+            near = difflib.get_close_matches(self.dist, DISTRIBUTIONS, n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            known = ", ".join(DISTRIBUTIONS)
+            raise ValueError(f"unknown distribution '{self.dist}'{hint}; expected one of {known}")
+        need = {
+            "normal": ("mean", "std"),
+            "lognormal": ("mean", "std"),
+            "gamma": ("mean", "std"),
+            "uniform": ("low", "high"),
+            "truncnormal": ("mean", "std", "low", "high"),
+        }[self.dist]
+        missing = [f for f in need if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"a {self.dist} distribution needs {', '.join(missing)}")
+        extra = [
+            f
+            for f in ("mean", "std", "low", "high")
+            if f not in need and getattr(self, f) is not None
+        ]
+        if extra:
+            raise ValueError(f"a {self.dist} distribution takes no {', '.join(extra)}")
+        if self.dist in ("lognormal", "gamma") and not self.mean > 0:
+            raise ValueError(f"a {self.dist} distribution needs mean > 0")
+        if self.low is not None and not self.low < self.high:
+            raise ValueError("'low' must be below 'high'")
+        return self
+
+    def frozen(self):
+        """The scipy.stats frozen distribution."""
+        from uncertainty.distributions import make_distribution
+
+        return make_distribution(self.model_dump(exclude_none=True))
+
+    def nominal(self) -> float:
+        """The value used for single (deterministic) runs: the distribution's mean."""
+        return float(self.frozen().mean())
+
+
+class MassUncertainty(_Model):
+    """Random mass: Gamma with the nominal mass as mean and coefficient of variation
+    ``dispersion`` ∈ (0, 1/√2) (Batou & Soize 2012, Eq. 15-17)."""
+
+    dispersion: float
+
+    @field_validator("dispersion")
+    @classmethod
+    def _range(cls, v: float) -> float:
+        return _check_dispersion(v, "the mass dispersion delta_M")
+
+
+class ComUncertainty(_Model):
+    """Random initial centre of mass: maximum-entropy law on a bounded domain (body frame) with
+    the nominal centre of mass as its mean (Batou & Soize 2012, Eq. 18-23).
+
+    ``box``: ``center`` and ``size``; ``ball``: ``center`` and ``radius``; ``hull``: the convex hull
+    of ``vertices`` (default: the body's own shape). ``center`` defaults to the nominal centre of
+    mass.
+    """
+
+    domain: Literal["box", "ball", "hull"]
+    center: Vec3 | None = None
+    size: tuple[PosFloat, PosFloat, PosFloat] | None = None
+    radius: PosFloat | None = None
+    vertices: list[Vec3] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ComUncertainty:
+        if self.domain == "box" and self.size is None:
+            raise ValueError("a box domain needs 'size' [sx, sy, sz] (m)")
+        if self.domain == "ball" and self.radius is None:
+            raise ValueError("a ball domain needs 'radius' (m)")
+        if self.domain == "hull" and self.vertices is not None and len(self.vertices) < 4:
+            raise ValueError("a hull domain needs at least 4 'vertices'")
+        return self
+
+
+class InertiaUncertainty(_Model):
+    """Random inertia J = M (tr(Z) I − Z), Z = L̲ᵀ G L̲ (Batou & Soize 2012, Eq. 32-37), with G from
+    Soize's ensemble SG0+ (``model: sg0``, ``dispersion`` < 1/√2) or the bounded ensemble of Eq. 41
+    (``model: bounded``, ``lambda_l``, ``lambda_u`` and the upper bound ``z_max`` of Z)."""
+
+    model: Literal["sg0", "bounded"]
+    dispersion: float | None = None
+    lambda_l: float | None = None
+    lambda_u: float | None = None
+    z_max: tuple[Vec3, Vec3, Vec3] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> InertiaUncertainty:
+        if self.model == "sg0":
+            if self.dispersion is None:
+                raise ValueError("model sg0 needs 'dispersion' (delta_G)")
+            _check_dispersion(self.dispersion, "the inertia dispersion delta_G")
+            if self.lambda_l is not None or self.lambda_u is not None or self.z_max is not None:
+                raise ValueError("model sg0 takes only 'dispersion'")
+        else:
+            if self.lambda_l is None or self.lambda_u is None:
+                raise ValueError("model bounded needs 'lambda_l' and 'lambda_u'")
+            if self.dispersion is not None:
+                raise ValueError(
+                    "model bounded takes no 'dispersion' (it follows from lambda_l, lambda_u)"
+                )
+        return self
+
+
+class BodyUncertainty(_Model):
+    """What is random about a body in ensembles; M, R0 and G are independent."""
+
+    mass: MassUncertainty | None = None
+    com: ComUncertainty | None = None
+    inertia: InertiaUncertainty | None = None
+
+
 class MassProperties(BaseModel):
     """Resolved mass, centre of mass (body frame, m) and inertia about it (body frame, kg·m²)."""
 
@@ -273,6 +432,7 @@ class Body(_Model):
     drag: Drag | None = None
     force: Vec3 | None = None
     torque: Vec3 | None = None
+    uncertainty: BodyUncertainty | None = None
     description: str = ""
 
     @field_validator("name")
@@ -280,6 +440,8 @@ class Body(_Model):
     def _not_world(cls, v: str) -> str:
         if v == WORLD:
             raise ValueError(f"'{WORLD}' is reserved for the fixed world frame")
+        if v == PARAMETERS_GROUP:
+            raise ValueError(f"'{PARAMETERS_GROUP}' is reserved for sampled scene parameters")
         return v
 
     @field_validator("quaternion")
@@ -315,6 +477,8 @@ class Body(_Model):
         base_dir = (info.context or {}).get("base_dir")
         props = _mass_properties(self, base_dir) if not static_shape else None
         object.__setattr__(self, "_props", props)
+        if self.uncertainty is not None:
+            _check_uncertainty(self, props)
         return self
 
     def _inertia_given(self) -> np.ndarray:
@@ -368,6 +532,45 @@ def _mass_properties(body: Body, base_dir: str | None) -> MassProperties | None:
     )
 
 
+def _check_uncertainty(body: Body, props: MassProperties | None) -> None:
+    """Admissibility of a body's uncertainty block against its nominal mass properties."""
+    if body.fixed or props is None:
+        raise PydanticCustomError(
+            "uncertainty", "uncertainty: only moving bodies with mass properties can be random", {}
+        )
+    u = body.uncertainty
+    r0 = np.asarray(props.com)
+    if u.com is not None:
+        c = np.asarray(u.com.center if u.com.center is not None else props.com)
+        inside = True
+        if u.com.domain == "box":
+            inside = bool(np.all(np.abs(r0 - c) < 0.5 * np.asarray(u.com.size)))
+        elif u.com.domain == "ball":
+            inside = bool(np.linalg.norm(r0 - c) < u.com.radius)
+        elif u.com.vertices is not None:
+            from scipy.spatial import Delaunay
+
+            inside = bool(Delaunay(np.asarray(u.com.vertices)).find_simplex(r0) >= 0)
+        if not inside:
+            raise PydanticCustomError(
+                "uncertainty",
+                "uncertainty.com: the nominal centre of mass {r0} must lie strictly inside the "
+                "{domain} domain (Batou & Soize Eq. 18: its mean is the nominal value)",
+                {"r0": np.round(r0, 9).tolist(), "domain": u.com.domain},
+            )
+    if u.inertia is not None and u.inertia.z_max is not None:
+        J = props.inertia_matrix
+        z_bar = (np.trace(J) / 2.0 * np.eye(3) - J) / props.mass  # Eq. (34) in Batou & Soize
+        gap = np.linalg.eigvalsh(np.asarray(u.inertia.z_max) - z_bar)
+        if gap[0] <= 0.0:
+            raise PydanticCustomError(
+                "uncertainty",
+                "uncertainty.inertia.z_max: expected Z_max - Z_bar positive definite (Z_max above "
+                "the nominal Z_bar = (tr(J)/2 I - J)/m = {z}), got eigenvalues {gap}",
+                {"z": np.round(z_bar, 6).tolist(), "gap": np.round(gap, 6).tolist()},
+            )
+
+
 def _primitive_volume(shape) -> float:
     if shape.type == "sphere":
         return _inertia.sphere_volume(shape.radius)
@@ -417,21 +620,36 @@ def _mesh_properties(shape: Mesh, base_dir: str | None):
             "mesh file '{file}' not found (relative to the scene's folder)",
             {"file": shape.file},
         )
-    import trimesh
-
     try:
-        mesh = trimesh.load(str(path), force="mesh")
+        return _mesh_file_properties(str(path), shape.scale3, path.stat().st_mtime_ns)
+    except PydanticCustomError:
+        raise
     except Exception as exc:  # trimesh raises many types for unreadable files
         raise PydanticCustomError(
             "file", "cannot read mesh '{file}': {err}", {"file": shape.file, "err": str(exc)}
         ) from None
-    mesh.apply_scale(shape.scale3)
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_file_properties(path: str, scale: tuple, mtime_ns: int):
+    """Volume, centre of mass and unit-density inertia of a mesh file (cached: every realization
+    of an ensemble re-validates its scene)."""
+    import trimesh
+
+    shape_file = Path(path).name
+    try:
+        mesh = trimesh.load(path, force="mesh")
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise PydanticCustomError(
+            "file", "cannot read mesh '{file}': {err}", {"file": shape_file, "err": str(exc)}
+        ) from None
+    mesh.apply_scale(scale)
     if not mesh.is_watertight or mesh.volume <= 0:
         raise PydanticCustomError(
             "file",
             "mesh '{file}' must be closed with outward normals to give mass properties "
             "(or give mass, com and inertia explicitly)",
-            {"file": shape.file},
+            {"file": shape_file},
         )
     mesh.density = 1.0
     return float(mesh.volume), np.asarray(mesh.center_mass), np.asarray(mesh.moment_inertia)
@@ -664,9 +882,50 @@ class Scene(_Model):
 
     def with_settings(self, **changes) -> Scene:
         """A copy with some settings replaced (e.g. ``dt``, ``duration``), re-validated."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        raw = self.__dict__.get("_raw")
+        if raw is not None:  # keep the unresolved data so random parameters still resolve
+            raw = copy.deepcopy(raw)
+            raw["settings"] = {**(raw.get("settings") or {}), **changes}
+            return scene_from_dict(
+                raw,
+                source=self.source,
+                base_dir=self.base_dir,
+                overrides=self.__dict__.get("_overrides"),
+                source_text=self.source_text,
+            )
         data = self.model_dump()
-        data["settings"].update({k: v for k, v in changes.items() if v is not None})
+        data["settings"].update(changes)
         return _validate(data, self.source, self.base_dir, self.source_text)
+
+    @property
+    def parameter_distributions(self) -> dict[str, ParameterDistribution]:
+        """Random scene parameters (declared as distributions and not fixed by ``--set``)."""
+        return dict(self.__dict__.get("_distributions", {}))
+
+    @property
+    def uncertain_bodies(self) -> list[Body]:
+        return [b for b in self.bodies if b.uncertainty is not None]
+
+    @property
+    def is_random(self) -> bool:
+        return bool(self.parameter_distributions or self.uncertain_bodies)
+
+    def with_parameters(self, values: dict[str, Any]) -> Scene:
+        """The scene re-resolved with some parameters fixed to ``values`` (one realization)."""
+        raw = self.__dict__.get("_raw")
+        if raw is None:
+            raise SceneError(
+                self.source, "parameters", "this scene has no source data to re-resolve"
+            )
+        merged = {**self.__dict__.get("_overrides", {}), **values}
+        return scene_from_dict(
+            raw,
+            source=self.source,
+            base_dir=self.base_dir,
+            overrides=merged,
+            source_text=self.source_text,
+        )
 
     @property
     def source(self) -> str:
@@ -793,14 +1052,33 @@ def scene_from_dict(
     declared = data.get("parameters") or {}
     if not isinstance(declared, dict):
         raise SceneError(source, "parameters", "expected a mapping of name: value")
+    distributions: dict[str, ParameterDistribution] = {}
     for k, v in declared.items():
         if isinstance(v, str) and "${" in v:
             raise SceneError(source, f"parameters.{k}", "a value, not another ${...} reference")
+        if isinstance(v, dict):
+            try:
+                distributions[k] = ParameterDistribution.model_validate(v)
+            except ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                loc = ("parameters", k, *_user_loc(v, tuple(err["loc"])))
+                raise SceneError(
+                    source, format_loc(loc), _message(err), line_of(loc) if line_of else None
+                ) from None
     params = apply_overrides(declared, overrides, source)
+    # a random parameter takes its mean in single runs, unless --set fixes it
+    random_params = {k: d for k, d in distributions.items() if params[k] is declared[k]}
+    values = {
+        k: (random_params[k].nominal() if k in random_params else v) for k, v in params.items()
+    }
     body = {k: v for k, v in data.items() if k != "parameters"}
-    resolved = substitute_parameters(body, params, source, line_of)
-    resolved["parameters"] = params
-    return _validate(resolved, source, base_dir, source_text, line_of)
+    resolved = substitute_parameters(body, values, source, line_of)
+    resolved["parameters"] = values
+    scene = _validate(resolved, source, base_dir, source_text, line_of)
+    object.__setattr__(scene, "_distributions", random_params)
+    object.__setattr__(scene, "_raw", copy.deepcopy(data))
+    object.__setattr__(scene, "_overrides", dict(overrides or {}))
+    return scene
 
 
 def _validate(data, source, base_dir, source_text, line_of=None) -> Scene:

@@ -22,6 +22,7 @@ with ``n_real`` realizations, ``nt`` records and ``n_bodies`` tracked bodies::
     /status                   (n_real,) variable-length str, "" until written, then "ok" or the
                               reason the run stopped ("nonfinite", "error", ...)
     /message                  (n_real,) variable-length str, detail for a status other than "ok"
+    /nominal/...              (optional, ensembles) the nominal run: the same layout, n_real = 1
 
 State, observer and diagnostic datasets hold one chunk per realization (``(1, nt, ...)``),
 shuffle + lzf (or gzip) compression and fill value NaN. Parameters, ``completed`` and ``recorded``
@@ -76,6 +77,9 @@ __all__ = [
 
 #: Version of the file layout described in the module docstring; bumped on incompatible change.
 FORMAT_VERSION = 1
+
+#: Group holding an ensemble's nominal run, in the same layout with one realization.
+NOMINAL = "nominal"
 
 #: Record times written for a realization may differ from the store's ``/time`` by round-off
 #: (times accumulated step by step vs. computed as ``i * dt``): about ``n_steps * eps`` relative.
@@ -399,6 +403,7 @@ class TrajectoryStore:
         seed_entropy: int | None = None,
         kind: str = "ensemble",
         compression: str | None = "lzf",
+        nominal: Trajectory | None = None,
     ) -> TrajectoryStore:
         """Create a new store at ``path`` (replacing any file there) and open it for writing.
 
@@ -422,6 +427,9 @@ class TrajectoryStore:
         kind : {"ensemble", "run"}
         compression : {"lzf", "gzip", None}
             Filter of the state, observer and diagnostic datasets (always with shuffle).
+        nominal : Trajectory, optional
+            The nominal (deterministic) run of an ensemble, stored under ``/nominal`` in the same
+            layout with one realization; written before the file is moved into place.
 
         Returns
         -------
@@ -466,6 +474,9 @@ class TrajectoryStore:
         try:
             with h5py.File(tmp, "w") as f:
                 _init_file(f, schema, n_real, attrs, compression)
+                if nominal is not None:
+                    _init_file(f.create_group(NOMINAL), schema, 1, {}, compression)
+                    cls(f[NOMINAL], tmp).write(0, nominal)
             fd = os.open(tmp, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -677,13 +688,13 @@ class TrajectoryStore:
             (the message names the mismatch).
         """
         i = self._index(i)
-        if self._f.mode != "r+":
+        if self._f.file.mode != "r+":
             raise StoreError(f"{self._path}: opened read-only")
         n, data = self._validated(i, traj)
         f = self._f
         if f["completed"][i]:
             f["completed"][i] = False
-            f.flush()
+            f.file.flush()
         # phase 1: the data, one whole chunk per dataset
         _reset_strings(f, i)
         for name, arr in data.items():
@@ -691,10 +702,10 @@ class TrajectoryStore:
         f["recorded"][i] = n
         f["status"][i] = traj.status
         f["message"][i] = traj.message
-        f.flush()
+        f.file.flush()
         # phase 2: the mark
         f["completed"][i] = True
-        f.flush()
+        f.file.flush()
 
     def read(self, i: int = 0) -> Trajectory:
         """Realization ``i`` as a :class:`~workbench.state.Trajectory` of its recorded steps.
@@ -733,9 +744,29 @@ class TrajectoryStore:
 
     # -- lifetime ---------------------------------------------------------------------------
 
+    def read_array(self, name: str) -> np.ndarray:
+        """A dataset across realizations, e.g. ``observers/height`` (n_real, nt, k) or
+        ``params/ball/mass`` (n_real,); rows of realizations not completed are NaN."""
+        if name not in self._f or not isinstance(self._f[name], h5py.Dataset):
+            raise StoreError(f"{self._path}: no dataset '{name}'")
+        data = np.asarray(self._f[name][()], dtype=float)
+        if data.shape[:1] == (self._n_real,):
+            data[~self.completed] = np.nan
+        return data
+
+    def statuses(self) -> list[str]:
+        """Status of every completed realization ("ok", "nonfinite", "error", ...)."""
+        return [str(self._f["status"].asstr()[i]) for i in np.flatnonzero(self.completed)]
+
+    def read_nominal(self) -> Trajectory | None:
+        """The nominal run stored with an ensemble (``/nominal``), or ``None``."""
+        if NOMINAL not in self._f:
+            return None
+        return TrajectoryStore(self._f[NOMINAL], self._path).read(0)
+
     def close(self) -> None:
         """Close the file (idempotent)."""
-        if self._f.id.valid:
+        if self._f.id.valid and isinstance(self._f, h5py.File):
             self._f.close()
 
     def __enter__(self) -> TrajectoryStore:
