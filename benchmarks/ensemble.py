@@ -1,0 +1,99 @@
+"""Ensemble throughput: realizations/s serially, on a 2-process pool and on a 2-worker Dask
+cluster, and the ensemble overhead.
+
+For each scene (default: the cheap ``random_box`` and, when present, ``batou_soize_5body``):
+
+- ``bare``: a plain in-process loop drawing each realization and running it (no executor, no
+  HDF5); its per-realization times summed give the work to be shared;
+- ``serial``, ``workers 2``, ``dask 2``: ``run_ensemble`` into a fresh HDF5 file;
+- ``speed-up``: serial wall time ÷ this wall time;
+- ``overhead``: wall time ÷ (sum of bare per-realization times ÷ workers); 1.00 = a perfect
+  executor with free storage. Targets: 2-worker speed-up ≥ 1.7, overhead ≤ 1.10.
+
+Each number is one measurement in this run (ensembles are long enough to average themselves).
+Usage: ``python benchmarks/ensemble.py [-n 100] [SCENE ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from workbench.cluster import local_dask_cluster  # noqa: E402
+from workbench.engine import Engine  # noqa: E402
+from workbench.ensemble import SceneRef, realization_rng, run_ensemble  # noqa: E402
+from workbench.forward import run_scene  # noqa: E402
+from workbench.realization import sample_realization  # noqa: E402
+
+
+def bare(ref: SceneRef, n: int, entropy: int) -> float:
+    scene = ref.load()
+    engine = Engine(scene)
+    total = 0.0
+    try:
+        for i in range(n):
+            t0 = time.perf_counter()
+            real = sample_realization(scene, realization_rng(entropy, i))
+            realized = scene.with_parameters(real.values) if real.values else scene
+            run_scene(realized, engine=engine, mass_overrides=real.mass_overrides)
+            total += time.perf_counter() - t0
+    finally:
+        engine.close()
+    return total
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("scenes", nargs="*")
+    ap.add_argument("-n", type=int, default=100, help="realizations per measurement")
+    ap.add_argument("--no-dask", action="store_true", help="skip the Dask column")
+    args = ap.parse_args(argv)
+    files = [Path(s) for s in args.scenes] or [
+        f
+        for f in (REPO / "scenes" / "random_box.yaml", REPO / "scenes" / "batou_soize_5body.yaml")
+        if f.exists()
+    ]
+    head = (
+        f"{'scene':<20}{'n':>6}{'executor':>11}{'wall s':>9}{'real/s':>9}{'speed-up':>10}"
+        f"{'overhead':>10}"
+    )
+    print(head)
+    print("-" * len(head))
+    entropy = 12345
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in files:
+            ref = SceneRef(str(f))
+            n = args.n
+            bare_total = bare(ref, n, entropy)
+            print(
+                f"{f.stem:<20}{n:>6}{'bare':>11}{bare_total:>9.2f}{n / bare_total:>9.1f}"
+                f"{'':>10}{'':>10}"
+            )
+            rows = [("serial", 1, None), ("workers 2", 2, None)]
+            if not args.no_dask:
+                rows.append(("dask 2", 2, "dask"))
+            serial_wall = None
+            for label, workers, kind in rows:
+                out = Path(tmp) / f"{f.stem}-{label.replace(' ', '')}.h5"
+                if kind == "dask":
+                    with local_dask_cluster(workers) as address:
+                        res = run_ensemble(ref, n, out, entropy=entropy, scheduler=address)
+                else:
+                    res = run_ensemble(ref, n, out, entropy=entropy, workers=workers)
+                wall = res.wall_seconds
+                serial_wall = serial_wall or wall
+                print(
+                    f"{'':<20}{n:>6}{label:>11}{wall:>9.2f}{n / wall:>9.1f}"
+                    f"{serial_wall / wall:>10.2f}{wall / (bare_total / workers):>10.2f}"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
