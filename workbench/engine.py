@@ -336,6 +336,8 @@ class Engine:
         if mass > 0:
             dyn["localInertiaDiagonal"] = moments.tolist()
         p.changeDynamics(uid, -1, physicsClientId=c, **dyn)
+        if not body.collision:  # takes part in no contact (e.g. an abstract body of a mechanism)
+            p.setCollisionFilterGroupMask(uid, -1, 0, 0, physicsClientId=c)
         if mass > 0:
             # Initial velocities are of the centre of mass (m/s) and world angular (rad/s).
             p.resetBaseVelocity(

@@ -428,6 +428,7 @@ class Body(_Model):
     linear_velocity: Vec3 = (0.0, 0.0, 0.0)
     angular_velocity: Vec3 = (0.0, 0.0, 0.0)
     fixed: bool = False
+    collision: bool = True
     material: Material = Material()
     drag: Drag | None = None
     force: Vec3 | None = None
