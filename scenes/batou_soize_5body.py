@@ -34,8 +34,11 @@ import numpy as np
 #: Rb5 nominal values (§4.1, Eq. 52)
 M5 = 3000.0
 J5 = [[1200.0, 0.0, 0.0], [0.0, 5000.0, 0.0], [0.0, 0.0, 6000.0]]
-#: Upper bound of Z5 for the bounded inertia ensemble (§4.3 Case 2)
-Z5_MAX = [[9.61, 0.0, 0.0], [0.0, 1.0, 0.0625], [0.0, 0.0, 4.98]]
+#: Upper bound of Z5 for the bounded inertia ensemble (§4.3 Case 2). The paper prints
+#: [[9.61, 0, 0], [0, 1.0, 0.0625], [0, 0, 4.98]], which is not symmetric; Eq. (33) for Rb5's
+#: extent (x in [-2.5, 2.5], y in [-1, 1], z in [0.25, 0.75]) about its centre of mass gives
+#: diag(9.61, 1, 0.0625), which reproduces the paper's identified C_G = 0.67, mu and delta_G.
+Z5_MAX = [[9.61, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0625]]
 
 
 def _pulse(amplitude, duration, n=61):

@@ -95,29 +95,25 @@ def sample_body(body: Body, rng: np.random.Generator, base_dir: str | None = Non
         # deterministic G = I: J scales with the mass, J = M (tr(Z̲) I − Z̲) = (M / m̲) J̲ (Eq. 32)
         inertia = J_bar * (mass / m_bar)
     else:
-        G = _sample_g(body, rng)
-        z_bar = (np.trace(J_bar) / 2.0 * np.eye(3) - J_bar) / m_bar  # Eq. (34)
-        L = np.linalg.cholesky(z_bar).T  # Z̲ = L̲ᵀ L̲, Eq. (36)
-        Z = L.T @ G @ L  # Eq. (37)
-        inertia = mass * (np.trace(Z) * np.eye(3) - Z)  # Eq. (32)
-        inertia = 0.5 * (inertia + inertia.T)
+        G = _sample_g(body, rng, base_dir)
+        inertia = np.asarray(rb.inertia_from_g(G, rb.nominal_z(J_bar, m_bar), mass), dtype=float)
         drawn["G"] = G
     return {"mass": mass, "com": com, "inertia": inertia, **drawn}
 
 
-def _sample_g(body: Body, rng: np.random.Generator) -> np.ndarray:
+def _sample_g(body: Body, rng: np.random.Generator, base_dir: str | None) -> np.ndarray:
     from uncertainty import random_body as rb
 
     spec = body.uncertainty.inertia
     if spec.model == "sg0":
         return np.asarray(rb.sample_sg0(rng, spec.dispersion), dtype=float)
     props = body.mass_properties
-    J_bar = props.inertia_matrix
-    z_bar = (np.trace(J_bar) / 2.0 * np.eye(3) - J_bar) / props.mass
-    z_max = np.asarray(spec.z_max) if spec.z_max is not None else None
-    ensemble = _bounded_ensemble(
-        spec.lambda_l, spec.lambda_u, _key(z_bar), None if z_max is None else _key(z_max)
-    )
+    z_bar = rb.nominal_z(props.inertia_matrix, props.mass)
+    if spec.z_max is not None:
+        z_max = np.asarray(spec.z_max, dtype=float)
+    else:  # Eq. (33) of [1] from the body's shape
+        z_max = rb.z_max_from_vertices(_shape_vertices(body, base_dir), np.asarray(props.com))
+    ensemble = _bounded_ensemble(spec.lambda_l, spec.lambda_u, _key(z_bar), _key(z_max))
     return np.asarray(ensemble.sample(rng), dtype=float)
 
 
@@ -126,12 +122,12 @@ def _key(a: np.ndarray) -> tuple:
 
 
 @functools.lru_cache(maxsize=16)
-def _bounded_ensemble(lambda_l: float, lambda_u: float, z_bar: tuple, z_max: tuple | None):
+def _bounded_ensemble(lambda_l: float, lambda_u: float, z_bar: tuple, z_max: tuple):
     """The calibrated bounded ensemble of Eq. (41) of [1] (cached: calibration is costly)."""
     from uncertainty import random_body as rb
 
     zb = np.array(z_bar).reshape(3, 3)
-    zm = None if z_max is None else np.array(z_max).reshape(3, 3)
+    zm = np.array(z_max).reshape(3, 3)
     ensemble = rb.BoundedGEnsemble(lambda_l, lambda_u, zb, zm)
     ensemble.calibrate(np.random.Generator(np.random.PCG64(CALIBRATION_SEED)))
     return ensemble

@@ -334,7 +334,7 @@ def _reset_strings(f: h5py.File, i: int) -> None:
     address + 4-byte index); all zeros is the null sequence, read as ``""``. Writing the raw chunk
     skips HDF5's lookup of the old heap object, which a killed writer may have left dangling.
     """
-    sizeof_addr, _ = f.id.get_create_plist().get_sizes()
+    sizeof_addr, _ = f.file.id.get_create_plist().get_sizes()
     null = bytes(4 + sizeof_addr + 4)
     for name in ("status", "message"):
         f[name].id.write_direct_chunk((i,), null)
