@@ -50,6 +50,9 @@ def ensemble_summary(path, p_c: float = 0.9) -> dict:
         params = {}
         for key, shape in store.schema.param_shapes.items():
             arr = store.read_array(f"params/{key}")
+            finite = arr[np.all(np.isfinite(arr.reshape(arr.shape[0], -1)), axis=1)]
+            if finite.shape[0] < 2 or np.all(finite == finite[0]):
+                continue  # not random in this ensemble
             if shape == ():
                 params[key] = summarize_samples(arr)
             elif shape == (3, 3) and key.endswith("/G"):
