@@ -47,19 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run SCENE (a .yaml file, a .py scene script, or the name of a "
         "shipped scene) forward in PyBullet and write the trajectory to HDF5.",
     )
-    r.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    _add_scene_arguments(r)
     r.add_argument("-o", "--output", help="HDF5 file to write (default: <scene name>.h5)")
-    r.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a scene parameter (repeatable); values are read as YAML",
-    )
-    r.add_argument("--dt", type=float, help="time step, s (overrides the scene)")
-    r.add_argument("--duration", type=float, help="simulated time, s (overrides the scene)")
-    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     r.set_defaults(func=cmd_run)
 
     ck = sub.add_parser(
@@ -68,15 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Load and validate SCENE (with --set overrides) and print what it holds; "
         "exit 2 with one line naming the field if it is invalid.",
     )
-    ck.add_argument("scene", help="scene file, scene script, or shipped scene name")
-    ck.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a scene parameter (repeatable)",
-    )
+    _add_scene_arguments(ck, settings=False)
     ck.set_defaults(func=cmd_check)
 
     en = sub.add_parser(
@@ -87,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file. Realization i uses SeedSequence(seed, spawn_key=(i,)): the file is bit-identical "
         "whatever --workers or --scheduler.",
     )
-    en.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    _add_scene_arguments(en)
     en.add_argument("-n", type=int, required=True, help="number of realizations")
     en.add_argument("-o", "--output", help="HDF5 file (default: <scene name>_ensemble.h5)")
     en.add_argument(
@@ -109,17 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fill in the realizations missing from an interrupted OUTPUT",
     )
-    en.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a scene parameter (repeatable)",
-    )
-    en.add_argument("--dt", type=float, help="time step, s")
-    en.add_argument("--duration", type=float, help="simulated time, s")
-    en.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     en.set_defaults(func=cmd_ensemble)
 
     stt = sub.add_parser(
@@ -210,6 +180,25 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--size", default="640x480", help="frame size WxH for --frames")
     rp.set_defaults(func=cmd_replay)
     return ap
+
+
+def _add_scene_arguments(parser: argparse.ArgumentParser, settings: bool = True) -> None:
+    """SCENE and --set (and --dt, --duration, -q for commands that run it)."""
+    parser.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a scene parameter (repeatable); values are read as YAML",
+    )
+    if settings:
+        parser.add_argument("--dt", type=float, help="time step, s (overrides the scene)")
+        parser.add_argument(
+            "--duration", type=float, help="simulated time, s (overrides the scene)"
+        )
+        parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -324,15 +324,7 @@ class Engine:
             baseInertialFrameOrientation=q_p.tolist(),
             physicsClientId=c,
         )
-        dyn = dict(
-            linearDamping=0.0,
-            angularDamping=0.0,
-            maxJointVelocity=MAX_SPEED,
-            lateralFriction=body.material.friction,
-            rollingFriction=body.material.rolling_friction,
-            spinningFriction=body.material.spinning_friction,
-            restitution=body.material.restitution,
-        )
+        dyn = _dynamics(body)
         if mass > 0:
             dyn["localInertiaDiagonal"] = moments.tolist()
         p.changeDynamics(uid, -1, physicsClientId=c, **dyn)
@@ -418,18 +410,7 @@ class Engine:
         if not np.any(q_p):
             q_p = np.array([0.0, 0.0, 0.0, 1.0])
         for link in range(-1, p.getNumJoints(uid, physicsClientId=c)):
-            p.changeDynamics(
-                uid,
-                link,
-                linearDamping=0.0,
-                angularDamping=0.0,
-                maxJointVelocity=MAX_SPEED,
-                lateralFriction=body.material.friction,
-                rollingFriction=body.material.rolling_friction,
-                spinningFriction=body.material.spinning_friction,
-                restitution=body.material.restitution,
-                physicsClientId=c,
-            )
+            p.changeDynamics(uid, link, physicsClientId=c, **_dynamics(body))
         if not body.fixed:
             p.resetBaseVelocity(
                 uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
@@ -664,6 +645,19 @@ class Engine:
             pos[j], q[j] = p.getBasePositionAndOrientation(uid, physicsClientId=c)
             v[j], w[j] = p.getBaseVelocity(uid, physicsClientId=c)
         return pos, q, v, w
+
+
+def _dynamics(body: Body) -> dict:
+    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material."""
+    return dict(
+        linearDamping=0.0,
+        angularDamping=0.0,
+        maxJointVelocity=MAX_SPEED,
+        lateralFriction=body.material.friction,
+        rollingFriction=body.material.rolling_friction,
+        spinningFriction=body.material.spinning_friction,
+        restitution=body.material.restitution,
+    )
 
 
 def _z_to(axis: np.ndarray) -> Rotation:
