@@ -515,7 +515,9 @@ class TrajectoryStore:
         if not h5py.is_hdf5(path):
             raise StoreError(f"{path}: not an HDF5 file")
         try:
-            f = h5py.File(path, mode)
+            # Read-only opens take no lock, so `workbench inspect`/`stats` can watch an ensemble
+            # while its driver writes: the two-phase flush keeps completed rows on disk.
+            f = h5py.File(path, mode, locking=False if mode == "r" else None)
         except OSError as exc:
             raise StoreError(f"{path}: cannot open HDF5 file ({exc})") from None
         try:
