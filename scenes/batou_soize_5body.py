@@ -4,8 +4,10 @@ spring-dampers; Rb5 (3000 kg) uncertain as in the four cases of §4.3.
 Run a case: ``workbench ensemble scenes/batou_soize_5body.py --set case=4 -n 500``
 (case 0: nominal, nothing random; 1: random mass; 2: random inertia; 3: random centre of mass;
 4: all three). The paper gives the imposed displacements u1(t), u2(t) only as plots (Figs. 2-3,
-not in the text); here they are smooth raised-cosine pulses of centimetre amplitude on
-[0, 0.03] s: u(t) = A (1 − cos(2πt/T)) / 2 (``u1_amplitude``, ``u2_amplitude``, ``pulse``).
+not in the text); here they are smooth pulses of centimetre amplitude on [0, 0.03] s,
+u(t) = A sin⁴(πt/T) (``u1_amplitude``, ``u2_amplitude``, ``pulse``), whose displacement, velocity
+and acceleration all start and end at zero (a raised cosine would jump in acceleration at t = 0
+and put a step input into every response).
 
 Modelling (docs/batou_soize.md gives the reasoning and the measurements):
 
@@ -41,9 +43,10 @@ J5 = [[1200.0, 0.0, 0.0], [0.0, 5000.0, 0.0], [0.0, 0.0, 6000.0]]
 Z5_MAX = [[9.61, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0625]]
 
 
-def _pulse(amplitude, duration, n=61):
+def _pulse(amplitude, duration, n=121):
+    """u(t) = A sin⁴(πt/T) tabulated at n points (cubic interpolation in the scene)."""
     t = np.linspace(0.0, duration, n)
-    u = amplitude * 0.5 * (1.0 - np.cos(2.0 * np.pi * t / duration))
+    u = amplitude * np.sin(np.pi * t / duration) ** 4
     return t.tolist(), u.tolist()
 
 
