@@ -166,3 +166,57 @@ def test_check_valid_and_invalid(tmp_path):
     r = wb("check", bad)
     assert r.returncode == 2
     assert "did you mean 'mass'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+BOX_BODY = (
+    "bodies:\n"
+    "  - name: b\n"
+    "    shape: {type: box, half_extents: [0.2, 0.1, 0.05]}\n"
+    "    mass: 2.0\n"
+    "    uncertainty: UNCERTAINTY\n"
+)
+
+
+@pytest.mark.parametrize(
+    "uncertainty, field, words",
+    [
+        ("{mass: {dispersion: 0.71}}", "uncertainty.mass.dispersion", "1/sqrt(2)"),
+        ("{inertia: {model: sg0, dispersion: 0.8}}", "uncertainty.inertia", "1/sqrt(2)"),
+        (
+            "{com: {domain: box, center: [1, 0, 0], size: [0.1, 0.1, 0.1]}}",
+            "uncertainty.com",
+            "strictly inside",
+        ),
+        (
+            "{com: {domain: ball, center: [0, 0, 0.5], radius: 0.1}}",
+            "uncertainty.com",
+            "strictly inside",
+        ),
+        (
+            "{inertia: {model: bounded, lambda_l: -5, lambda_u: -5, "
+            "z_max: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]}}",
+            "z_max",
+            "positive definite",
+        ),
+        ("{inertia: {model: gaussian}}", "uncertainty.inertia.model", "sg0"),
+    ],
+)
+def test_bad_uncertainty_specs_are_one_line(tmp_path, uncertainty, field, words):
+    scene = tmp_path / "u.yaml"
+    scene.write_text(BOX_BODY.replace("UNCERTAINTY", uncertainty))
+    r = wb("check", scene)
+    assert r.returncode == 2, r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0] and words in lines[0], r.stderr
+
+
+def test_unknown_distribution_is_one_line(tmp_path):
+    scene = tmp_path / "d.yaml"
+    scene.write_text(
+        "parameters: {mu: {dist: normall, mean: 0.4, std: 0.1}}\n"
+        + BOX_BODY.replace("    uncertainty: UNCERTAINTY\n", "")
+    )
+    r = wb("check", scene)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "parameters.mu" in lines[0] and "did you mean 'normal'" in lines[0]
