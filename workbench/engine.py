@@ -45,7 +45,10 @@ REVOLUTE_LEVER = 0.1
 #: here, a ball launched at 300 m/s flew at 100 m/s. The value is "no cap" in practice.
 MAX_SPEED = 1e30
 
-#: Colour of bodies in the viewer (RGBA), cycled.
+#: Colour of fixed bodies (the ground) in the viewer (RGBA).
+_GREY = (0.75, 0.75, 0.72, 1)
+
+#: Colour of moving bodies in the viewer (RGBA), cycled.
 _PALETTE = [
     (0.85, 0.33, 0.10, 1),
     (0.00, 0.45, 0.74, 1),
@@ -276,7 +279,8 @@ class Engine:
         self.uids: list[int] = []
         self.frames: list[BodyFrame] = []
         for k, body in enumerate(s.bodies):
-            uid, frame = self._create_body(body, _PALETTE[k % len(_PALETTE)])
+            colour = _GREY if body.fixed else _PALETTE[k % len(_PALETTE)]
+            uid, frame = self._create_body(body, colour)
             self.uids.append(uid)
             self.frames.append(frame)
         self._index = {b.name: k for k, b in enumerate(s.bodies)}
