@@ -34,6 +34,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from scipy.spatial.transform import Rotation
 
+from uncertainty.random_body import MAX_DISPERSION  # δ < 1/√2, Batou & Soize Eq. 17
 from workbench import inertia as _inertia
 from workbench.errors import SceneError
 
@@ -252,10 +253,6 @@ class Drag(_Model):
         return self.air_density * self.cd * self.area / (2.0 * mass)  # type: ignore[operator]
 
 
-#: Upper bound of the dispersion of the random mass and of G (Batou & Soize 2012, Eq. 17 and
-#: Appendix B): the Gamma/SG0+ constructions need δ < 1/√2 for a finite second-order moment of
-#: the inverse.
-MAX_DISPERSION = 1.0 / math.sqrt(2.0)
 
 #: Names of the scalar distributions a parameter may follow.
 DISTRIBUTIONS = ("normal", "lognormal", "uniform", "gamma", "truncnormal")
