@@ -10,8 +10,11 @@ For each scene (default: the cheap ``random_box`` and, when present, ``batou_soi
 - ``overhead``: wall time ÷ (sum of bare per-realization times ÷ workers); 1.00 = a perfect
   executor with free storage. Targets: 2-worker speed-up ≥ 1.7, overhead ≤ 1.10.
 
-Each number is one measurement in this run (ensembles are long enough to average themselves).
-Usage: ``python benchmarks/ensemble.py [-n 100] [SCENE ...]``
+Each scene's ensemble size is chosen so that the bare loop takes about ``--seconds`` (default
+40 s; at least 20 realizations): process-pool start-up (≈ 1 s) and Dask's per-task cost (≈ 2 ms)
+are then amortized as in real use. Each number is one measurement in this run. Run it on an
+otherwise idle machine: a 2-worker speed-up cannot be measured while something else uses a core.
+Usage: ``python benchmarks/ensemble.py [--seconds 40] [SCENE ...]``
 """
 
 from __future__ import annotations
@@ -51,7 +54,13 @@ def bare(ref: SceneRef, n: int, entropy: int) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenes", nargs="*")
-    ap.add_argument("-n", type=int, default=100, help="realizations per measurement")
+    ap.add_argument("-n", type=int, default=None, help="realizations (default: from --seconds)")
+    ap.add_argument(
+        "--seconds",
+        type=float,
+        default=40.0,
+        help="size each ensemble so that the bare loop takes about this long",
+    )
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask column")
     args = ap.parse_args(argv)
     files = [Path(s) for s in args.scenes] or [
@@ -70,6 +79,9 @@ def main(argv=None) -> int:
         for f in files:
             ref = SceneRef(str(f))
             n = args.n
+            if n is None:  # calibrate on 5 realizations
+                per = bare(ref, 5, entropy + 1) / 5
+                n = max(20, int(round(args.seconds / per)))
             bare_total = bare(ref, n, entropy)
             print(
                 f"{f.stem:<20}{n:>6}{'bare':>11}{bare_total:>9.2f}{n / bare_total:>9.1f}"
