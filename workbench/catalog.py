@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["scene_dirs", "shipped_scenes", "find_scene", "scene_summary"]
+__all__ = ["scene_dirs", "is_scene_file", "shipped_scenes", "find_scene", "scene_summary"]
 
 
 def scene_dirs() -> list[Path]:
@@ -25,10 +25,23 @@ def scene_dirs() -> list[Path]:
     return [d for d in dirs if d.is_dir()]
 
 
+def is_scene_file(path: Path) -> bool:
+    """A YAML file with ``bodies`` at the top level (inference specs beside the scenes have
+    none), or a ``.py`` script defining ``build``."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        return "def build" in text
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return True  # listed, so that `workbench check` can say what is wrong with it
+    return isinstance(data, dict) and "bodies" in data
+
+
 def shipped_scenes() -> list[Path]:
     """Scene files (``.yaml`` and ``.py`` scripts with ``build``) of the first scene folder."""
     for d in scene_dirs():
-        files = sorted(d.glob("*.yaml")) + sorted(
+        files = [f for f in sorted(d.glob("*.yaml")) if is_scene_file(f)] + sorted(
             f for f in d.glob("*.py") if "def build" in f.read_text(encoding="utf-8")
         )
         if files:

@@ -25,6 +25,8 @@ examples:
   workbench plot falling.h5 --observer height -o height.png
   workbench replay falling.h5 --reverse --speed 0.5
   workbench replay falling.h5 --frames frames/
+  workbench validate --model model.h5 --experiments run1.h5 run2.h5 --observer tip \\
+      --component x --epsilon 0.05 --plot validation.png
 
 exit status: 0 ok, 1 run failed part-way (partial results kept), 2 bad input
 """
@@ -150,6 +152,136 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
     pl.add_argument("-o", "--output", help="image to write (default: <file>_<observer>.png)")
     pl.set_defaults(func=cmd_plot)
+
+    va = sub.add_parser(
+        "validate",
+        help="time-domain validation metrics of a model ensemble against experiments",
+        description="Compare a model ensemble (MODEL.h5 from `workbench ensemble`) with "
+        "experiments (stores such as `workbench run` files, or a CSV of time series: first column "
+        "time in s, one column per experiment) on one observer component, with the "
+        "instantaneous, first-passage and accumulated reliability metrics of Ao, Hu & "
+        "Mahadevan (2017). The model is streamed in blocks of --chunk-size realizations.",
+    )
+    va.add_argument("--model", required=True, metavar="MODEL.h5", help="model ensemble store")
+    va.add_argument(
+        "--experiments",
+        required=True,
+        nargs="+",
+        metavar="EXP",
+        help="experiment stores (every completed realization is one experiment) or CSV files",
+    )
+    va.add_argument("--observer", required=True, help="observer name")
+    va.add_argument(
+        "--component",
+        help="component index or label (e.g. 0 or x); needed when the observer has several",
+    )
+    thr = va.add_mutually_exclusive_group(required=True)
+    thr.add_argument(
+        "--lambda",
+        dest="lam",
+        type=float,
+        metavar="LAMBDA",
+        help="relative threshold: |model - experiment| < LAMBDA |experiment| (e.g. 0.08)",
+    )
+    thr.add_argument(
+        "--epsilon",
+        type=float,
+        help="absolute threshold in the observer's unit: |model - experiment| < EPSILON",
+    )
+    va.add_argument(
+        "--metric",
+        choices=("instantaneous", "first-passage", "accumulated", "all"),
+        default="all",
+        help="which metric (default all)",
+    )
+    va.add_argument(
+        "--interpolate",
+        action="store_true",
+        help="interpolate the model onto the experiments' instants when the time grids differ",
+    )
+    va.add_argument(
+        "--chunk-size",
+        type=int,
+        default=4096,
+        help="model realizations read and processed at once (memory bound; default 4096)",
+    )
+    va.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    va.add_argument("-o", "--output", metavar="OUT.json", help="write the full result as JSON")
+    va.add_argument("--plot", metavar="FIG.png", help="write a figure of the metrics")
+    va.set_defaults(func=cmd_validate)
+
+    inf = sub.add_parser(
+        "infer",
+        help="Bayesian parameter estimation from an inference spec",
+        description="Infer model parameters from data as SPEC (a YAML file with kind: inference) "
+        "describes: the most probable value (MAP), the Laplace (Gaussian) posterior with standard "
+        "deviations and correlations, and the exact posterior on a grid (1-2 parameters) or by "
+        "MCMC (emcee). Exit status 1 when the MAP did not converge, the Hessian is singular or "
+        "MCMC did not converge (the results are still printed).",
+    )
+    inf.add_argument("spec", help="inference spec (YAML with kind: inference)")
+    inf.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a spec parameter (repeatable), e.g. case=3",
+    )
+    inf.add_argument(
+        "--exact",
+        choices=("auto", "grid", "mcmc", "none"),
+        help="exact posterior: grid (1-2 parameters), mcmc (emcee) or none (default: the "
+        "spec's; auto = grid for 1-2 parameters of a function model)",
+    )
+    inf.add_argument("--seed", type=int, help="MCMC seed (default: the spec's exact.seed)")
+    inf.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    inf.add_argument("-o", "--output", metavar="OUT.json", help="also write the JSON to a file")
+    inf.add_argument("--plot", metavar="DIR", help="write the fit and posterior figures to DIR")
+    inf.set_defaults(func=cmd_infer)
+
+    de = sub.add_parser(
+        "design",
+        help="optimal measurement times from an inference spec",
+        description="Optimal experimental design: the measurement times in the spec's design "
+        "interval that minimize the information entropy of the asymptotic posterior, with model "
+        "errors correlated in time (exp(-|t_i - t_j|/lambda)), for each ratio eta = "
+        "sigma2/sigma1 and number of measurements N. Exit status 1 when a global optimization "
+        "was not confirmed by two restarts.",
+    )
+    de.add_argument("spec", help="inference spec with a design section")
+    de.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a spec parameter (repeatable)",
+    )
+    de.add_argument(
+        "--eta",
+        type=float,
+        nargs="+",
+        metavar="ETA",
+        help="ratios sigma2/sigma1 of model to measurement error (default: the spec's)",
+    )
+    de.add_argument(
+        "--n", metavar="N", help="numbers of measurements: 3, 1..10 or 1,2,5 (default: the spec's)"
+    )
+    de.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME",
+        help="design for these parameters only (repeatable; default: the spec's)",
+    )
+    de.add_argument(
+        "--lambda", dest="lam", type=float, metavar="S", help="model-error correlation length, s"
+    )
+    de.add_argument("--seed", type=int, help="optimizer seed (default: the spec's design.seed)")
+    de.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    de.add_argument("-o", "--output", metavar="OUT.json", help="also write the JSON to a file")
+    de.add_argument("--plot", metavar="DIR", help="write the design figures to DIR")
+    de.set_defaults(func=cmd_design)
 
     sc = sub.add_parser(
         "scenes",
@@ -524,6 +656,138 @@ def cmd_plot(args) -> int:
     except KeyError as exc:
         raise StoreError(f"{args.file}: --observer: {exc.args[0]}") from None
     print(f"wrote {written}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------- validate
+def cmd_validate(args) -> int:
+    import json
+
+    from workbench.validation_io import validate_files
+
+    metrics = (
+        ("instantaneous", "first_passage", "accumulated")
+        if args.metric == "all"
+        else (args.metric.replace("-", "_"),)
+    )
+    report = validate_files(
+        args.model,
+        args.experiments,
+        args.observer,
+        component=args.component,
+        lam=args.lam,
+        epsilon=args.epsilon,
+        metrics=metrics,
+        interpolate=args.interpolate,
+        chunk_size=args.chunk_size,
+    )
+    if args.output:
+        Path(args.output).write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    if args.plot:
+        _validation_plot(args, report)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+        return 0
+    unit = f" {report.unit}" if report.unit else ""
+    if "lambda" in report.threshold:
+        threshold = f"eps = {report.threshold['lambda']:g} |experiment|"
+    else:
+        threshold = f"eps = {report.threshold['epsilon']:g}{unit}"
+    excluded = f", {report.n_excluded} incomplete left out" if report.n_excluded else ""
+    n_exp = len(report.experiments)
+    print(
+        f"{report.observer}.{report.component}: {report.n_model} model realizations"
+        f"{excluded}, {n_exp} experiment{'s' if n_exp != 1 else ''}, {report.time.size} instants "
+        f"in [{report.window[0]:g}, {report.window[1]:g}] s"
+        f"{' (model interpolated)' if report.interpolated else ''}; {threshold}"
+    )
+    print(f"  {'metric':<15}{'r(t_end)':>10}{'min':>10}{'mean':>10}")
+    for name, row in report.summary().items():
+        print(
+            f"  {name.replace('_', '-'):<15}{row['final']:>10.4f}{row['min']:>10.4f}"
+            f"{row['mean']:>10.4f}"
+        )
+    for path in (args.output, args.plot):
+        if path:
+            print(f"wrote {path}")
+    return 0
+
+
+def _validation_plot(args, report) -> None:
+    from workbench.validation_plots import plot_validation
+
+    unit = f" [{report.unit}]" if report.unit else ""
+    plot_validation(
+        report.time,
+        report.metrics,
+        args.plot,
+        model_sample=report.model_sample,
+        experiments=report.experiment_values,
+        experiment_labels=report.experiments,
+        ylabel=f"{report.observer}.{report.component}{unit}",
+        title=f"{Path(args.model).name} vs {len(report.experiments)} experiments",
+    )
+
+
+# ------------------------------------------------------------------------------ infer, design
+def cmd_infer(args) -> int:
+    import json
+
+    from workbench.inference import format_inference, inference_report, load_spec, run_inference
+    from workbench.loader import parse_override
+
+    spec = load_spec(args.spec, dict(parse_override(s) for s in args.overrides))
+    result = run_inference(spec, exact=args.exact, seed=args.seed)
+    report = inference_report(result)
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json else format_inference(report))
+    if args.plot:
+        from workbench.inference_plots import write_inference_plots
+
+        written = write_inference_plots(result, args.plot)
+        if not args.json:
+            print("wrote " + ", ".join(map(str, written)))
+    if not result.converged:
+        print(f"workbench infer: {spec.source}: {'; '.join(result.problems())}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_design(args) -> int:
+    import json
+
+    from workbench.inference import (
+        design_report,
+        format_design,
+        load_spec,
+        parse_counts,
+        run_design,
+    )
+    from workbench.loader import parse_override
+
+    spec = load_spec(args.spec, dict(parse_override(s) for s in args.overrides))
+    run = run_design(
+        spec,
+        etas=args.eta,
+        counts=None if args.n is None else parse_counts(args.n),
+        parameters=args.param,
+        correlation_length=args.lam,
+        seed=args.seed,
+    )
+    report = design_report(run)
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json else format_design(report))
+    if args.plot:
+        from workbench.inference_plots import write_design_plots
+
+        written = write_design_plots(run, args.plot)
+        if not args.json:
+            print("wrote " + ", ".join(map(str, written)))
+    if not report["converged"]:
+        print(f"workbench design: {spec.source}: some designs were not confirmed", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -18,7 +18,7 @@ import yaml
 from workbench.errors import SceneError
 from workbench.scene import Scene, scene_from_dict
 
-__all__ = ["load_scene", "parse_override", "scene_to_json", "scene_from_json"]
+__all__ = ["load_scene", "parse_override", "scene_to_json", "scene_from_json", "line_index"]
 
 SCENE_SUFFIXES = (".yaml", ".yml", ".py")
 
@@ -82,7 +82,7 @@ def _load_yaml(path: Path, text: str, overrides) -> Scene:
         raise SceneError(source, "", f"YAML error: {str(exc).splitlines()[0]}") from None
     if data is None:
         raise SceneError(source, "", "the file is empty; expected a scene mapping")
-    lines = _line_index(node)
+    lines = line_index(node)
 
     def line_of(loc: tuple) -> int | None:
         for k in range(len(loc), -1, -1):
@@ -100,7 +100,7 @@ def _load_yaml(path: Path, text: str, overrides) -> Scene:
     )
 
 
-def _line_index(node) -> dict[tuple, int]:
+def line_index(node) -> dict[tuple, int]:
     """Map every field path of a composed YAML document to its 1-based line."""
     out: dict[tuple, int] = {}
 
