@@ -45,6 +45,13 @@ NOMINAL_INDEX = -1
 #: ensemble does not hold all its pending results in memory.
 IN_FLIGHT_PER_WORKER = 4
 
+#: Finished realizations are written in batches with one two-phase flush each: two flushes cost
+#: ≈ 5 ms, more than a cheap realization (measured: 56 s instead of 36 s for 4250 realizations of
+#: random_box written one by one). A batch is written at WRITE_BATCH realizations or after
+#: WRITE_SECONDS, so a killed run loses at most that much work.
+WRITE_BATCH = 32
+WRITE_SECONDS = 2.0
+
 
 @dataclass(frozen=True)
 class SceneRef:
@@ -238,17 +245,32 @@ def run_ensemble(
     done = n - len(todo)
     if progress is not None:
         progress(done, n)
+    batch: list = []
+    last_write = time.perf_counter()
+
+    def write_batch() -> None:
+        nonlocal done, last_write
+        store.write_many(batch)
+        done += len(batch)
+        batch.clear()
+        last_write = time.perf_counter()
+        if progress is not None:
+            progress(done, n)
+
     try:
         with _executor(workers, scheduler, executor, len(todo)) as ex:
             for i, traj, seconds in _map(ex, ref, entropy, todo, workers):
-                store.write(i, _conform(traj, store.schema))
+                batch.append((i, _conform(traj, store.schema)))
                 result.task_seconds += seconds
                 if traj.status != "ok":
                     result.failed[i] = f"{traj.status}: {traj.message}"
-                done += 1
-                if progress is not None:
-                    progress(done, n)
+                if len(batch) >= WRITE_BATCH or time.perf_counter() - last_write > WRITE_SECONDS:
+                    write_batch()
+            if batch:
+                write_batch()
     finally:
+        if batch and store._f.id.valid:  # interrupted: keep what finished (two-phase)
+            store.write_many(batch)
         store.close()
         _close_engine()
     result.wall_seconds = time.perf_counter() - t_start

@@ -709,6 +709,37 @@ class TrajectoryStore:
         f["completed"][i] = True
         f.file.flush()
 
+    def write_many(self, items) -> None:
+        """Write several realizations with one two-phase flush for the batch.
+
+        Every dataset of every ``(i, traj)`` in ``items`` is written and the file flushed; only
+        then are their ``completed`` flags set and the file flushed again. Crash safety is that of
+        :meth:`write` (a killed writer leaves none of the batch marked completed, or all of it),
+        at a fraction of the flush cost for short realizations.
+        """
+        items = [(self._index(i), traj) for i, traj in items]
+        if not items:
+            return
+        if self._f.file.mode != "r+":
+            raise StoreError(f"{self._path}: opened read-only")
+        f = self._f
+        validated = [(i, traj, *self._validated(i, traj)) for i, traj in items]
+        if any(f["completed"][i] for i, *_ in validated):
+            for i, *_ in validated:
+                f["completed"][i] = False
+            f.file.flush()
+        for i, traj, n, data in validated:  # phase 1: the data
+            _reset_strings(f, i)
+            for name, arr in data.items():
+                f[name][i] = arr
+            f["recorded"][i] = n
+            f["status"][i] = traj.status
+            f["message"][i] = traj.message
+        f.file.flush()
+        for i, *_ in validated:  # phase 2: the marks
+            f["completed"][i] = True
+        f.file.flush()
+
     def read(self, i: int = 0) -> Trajectory:
         """Realization ``i`` as a :class:`~workbench.state.Trajectory` of its recorded steps.
 

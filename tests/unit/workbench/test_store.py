@@ -331,3 +331,16 @@ def test_describe_is_json_and_complete(tmp_path):
     }
     assert info["datasets"]["/status"]["dtype"] == "str (utf-8)"
     assert info["file_size"] == os.path.getsize(path)
+
+
+def test_write_many_equals_single_writes(tmp_path):
+    trajs = [make_trajectory(20 + i) for i in range(5)]
+    schema = StoreSchema.from_trajectory(trajs[0])
+    with TrajectoryStore.create(tmp_path / "a.h5", schema, 5) as store:
+        store.write_many([(3, trajs[3]), (0, trajs[0]), (4, trajs[4])])
+        assert store.completed.tolist() == [True, False, False, True, True]
+        store.write_many([(3, trajs[1])])  # rewriting a completed realization
+    with TrajectoryStore.open(tmp_path / "a.h5") as store:
+        assert_same(store.read(0), trajs[0])
+        assert_same(store.read(3), trajs[1])
+        assert_same(store.read(4), trajs[4])
