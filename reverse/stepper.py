@@ -1,0 +1,466 @@
+"""Forward and backward velocity-level steps of a rigid-body system (Twigg & James 2008 [1]_ §2,
+§3.3, Eq. 11–15), island by island.
+
+Pure numerics: contacts come from a callable (PyBullet's geometry in :mod:`reverse.contacts`),
+goals from a callable (hints in :mod:`reverse.hints`).
+
+Time stepping (semi-implicit Euler, the scheme of [1]_ §2.1 and its mirror §3.3)
+-------------------------------------------------------------------------------
+Forward, from ``(x⁻, q⁻, v⁻, ω⁻)``:
+
+1. ``L⁻ = I_w(q⁻) ω⁻``; the LCP (:func:`reverse.dynamics.solve_island`) gives the moving
+   velocity ``u_move = (v⁺, ω_m)`` with ``I_w(q⁻) ω_m = L⁻ + h τ + impulses`` — Eq. 11 and the
+   angular-momentum form of Eq. 12, ``L⁺ = L⁻ + h τ``;
+2. ``x⁺ = x⁻ + h v⁺``, ``q⁺ = exp(h ω_m) ⊗ q⁻`` (exponential map);
+3. ``ω⁺ = I_w(q⁺)⁻¹ L⁺`` — angular momentum is carried across the rotation, so a torque-free
+   body conserves ``L`` exactly and precesses correctly (no explicit gyroscopic term).
+
+Backward, from ``(x⁺, q⁺, v⁺, ω⁺)``:
+
+1. ``L⁺ = I_w(q⁺) ω⁺``; ``q⁻`` solves ``q⁻ = exp(−h I_w(q⁻)⁻¹ L⁺) ⊗ q⁺`` (fixed-point iteration,
+   to 1e-15; one iteration for bodies with isotropic inertia), ``ω_m = I_w(q⁻)⁻¹ L⁺``,
+   ``x⁻ = x⁺ − h v⁺`` — the start-of-step configuration is known *before* the LCP;
+2. contacts are found at ``(x⁻, q⁻)`` — where the forward step would find them;
+3. the backward LCP (Eq. 13–15, goals of Eq. 7–10) gives ``u⁻``.
+
+So a backward step followed by a forward step with the same contacts returns the state exactly
+up to the LCP's and the fixed point's round-off, for rotating bodies too; the physics of the
+rotation is first order in ``h`` like the rest of the scheme.
+
+Islands and sleeping
+--------------------
+Union-find over moving bodies linked by contacts or joints; static bodies do not merge islands
+(§3.3 "one LCP per island"). A body at rest (speeds below δ) without goals whose neighbours are
+all at rest is *asleep*: the scene says it is at rest, so it is presumed supported and is not
+stepped (its island "at rest with no goals" skips the solve). An awake body touching a sleeping
+one sees it as static. A body at rest with no contact and no joint is never asleep (gravity
+moves it).
+
+References
+----------
+.. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25, 2008.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from reverse.dynamics import (
+    ContactSet,
+    Goals,
+    IslandSolution,
+    JointRows,
+    RigidBodies,
+    quat_exp,
+    quat_multiply,
+    tangent_basis,
+    world_inertia,
+)
+from reverse.dynamics import solve_island as _solve_island
+from reverse.joints import JointModel
+from workbench.state import State
+
+__all__ = [
+    "StepSettings",
+    "StepReport",
+    "IslandReport",
+    "Stepper",
+    "backward_configuration",
+    "forward_configuration",
+    "find_islands",
+    "align_tangents",
+]
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    """Parameters of a step.
+
+    Attributes
+    ----------
+    dt : float
+        Step, s.
+    epsilon : float
+        Restitution cut-off ε, m/s (§2.1): slower impacts are inelastic. 0.2 m/s is PyBullet's
+        default ``restitutionVelocityThreshold``, so the two engines' laws agree.
+    delta : float
+        δ ≪ ε, m/s: normal velocities below it are "resting", tangential ones "sticking"
+        (Handle-Contact). 1e-4 m/s is far above the round-off of a resting body (1e-12) and far
+        below any motion a viewer shows.
+    delta_angular : float
+        The same cut-off for rolling and spinning, rad/s.
+    baumgarte : float
+        Fraction of a joint's position error removed per step (0: none). Its sign is reversed
+        backward (§4 "Joints").
+    sleep : bool
+        Let islands at rest with no goals skip the solve.
+    max_fixed_point : int
+        Iteration cap of the backward orientation solve.
+    """
+
+    dt: float
+    epsilon: float = 0.2
+    delta: float = 1e-4
+    delta_angular: float = 1e-4
+    baumgarte: float = 0.1
+    sleep: bool = True
+    max_fixed_point: int = 50
+
+
+@dataclass
+class IslandReport:
+    n_bodies: int
+    n_contacts: int
+    n_rows: int
+    status: str  # LCP status, "none" (no rows)
+    pivots: int
+    fallback: str
+    residual: float
+
+
+@dataclass
+class StepReport:
+    contacts: int = 0
+    sleeping: int = 0
+    islands: list[IslandReport] = field(default_factory=list)
+    fixed_point_iterations: int = 0
+    timing: dict[str, float] = field(
+        default_factory=lambda: {"contacts": 0.0, "assembly": 0.0, "lcp": 0.0, "integration": 0.0}
+    )
+    contact_set: ContactSet | None = None
+    branches: np.ndarray | None = None
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status not in ("solved", "none") for r in self.islands)
+
+    @property
+    def fallbacks(self) -> int:
+        return sum(bool(r.fallback) for r in self.islands)
+
+
+# ----------------------------------------------------------------------------- configuration
+def backward_configuration(
+    state: State, rigid: RigidBodies, dt: float, *, max_iter: int = 50
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``x⁻``, ``q⁻``, ``ω_m`` of a backward step (module docstring, step 1) and the number of
+    fixed-point iterations used."""
+    moving = rigid.moving
+    x = state.position - dt * state.linear_velocity * moving[:, None]
+    q_plus = state.orientation
+    L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, q_plus), state.angular_velocity)
+    w = state.angular_velocity * moving[:, None]
+    q = quat_multiply(quat_exp(-dt * w), q_plus)
+    iters = 0
+    for _ in range(max_iter):
+        iters += 1
+        Iw = world_inertia(rigid.inertia, q)
+        w_new = np.zeros_like(w)
+        w_new[moving] = np.linalg.solve(Iw[moving], L[moving][..., None])[..., 0]
+        q_new = quat_multiply(quat_exp(-dt * w_new), q_plus)
+        change = np.max(np.abs(q_new - q)) if len(q) else 0.0
+        q, w = q_new, w_new
+        if change <= 1e-15:
+            break
+    return x, q, w, iters
+
+
+def forward_configuration(
+    x: np.ndarray, q: np.ndarray, v_move: np.ndarray, w_move: np.ndarray, rigid: RigidBodies, dt
+):
+    """``x⁺``, ``q⁺``, ``ω⁺`` of a forward step (module docstring, steps 2–3)."""
+    moving = rigid.moving
+    x_new = x + dt * v_move * moving[:, None]
+    q_new = quat_multiply(quat_exp(dt * w_move * moving[:, None]), q)
+    q_new /= np.linalg.norm(q_new, axis=1, keepdims=True)
+    w_new = np.zeros_like(w_move)
+    if moving.any():
+        L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia[moving], q[moving]), w_move[moving])
+        Iw_new = world_inertia(rigid.inertia[moving], q_new[moving])
+        w_new[moving] = np.linalg.solve(Iw_new, L[..., None])[..., 0]
+    return x_new, q_new, w_new
+
+
+# ----------------------------------------------------------------------------- islands
+def find_islands(n: int, awake: np.ndarray, pairs) -> list[np.ndarray]:
+    """Connected components of the awake bodies linked by ``pairs`` (body index pairs; −1 and
+    sleeping or static bodies do not link)."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        if a >= 0 and b >= 0 and awake[a] and awake[b]:
+            ra, rb = root(int(a)), root(int(b))
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for i in np.flatnonzero(awake):
+        groups.setdefault(root(int(i)), []).append(int(i))
+    return [np.array(g) for _, g in sorted(groups.items())]
+
+
+def _relative(contacts: ContactSet, position, velocity):
+    """Relative velocity (A w.r.t. B) at each contact point and relative angular velocity."""
+    nc = len(contacts)
+    v = np.zeros((nc, 3))
+    w = np.zeros((nc, 3))
+    for col, sign in ((contacts.body_a, 1.0), (contacts.body_b, -1.0)):
+        ok = col >= 0
+        idx = col[ok]
+        r = contacts.point[ok] - position[idx]
+        v[ok] += sign * (velocity[idx, :3] + np.cross(velocity[idx, 3:], r))
+        w[ok] += sign * velocity[idx, 3:]
+    return v, w
+
+
+def align_tangents(
+    contacts: ContactSet,
+    position: np.ndarray,
+    velocity: np.ndarray,
+    delta: float,
+    delta_angular: float,
+    preferred: np.ndarray | None = None,
+    preferred_roll: np.ndarray | None = None,
+) -> ContactSet:
+    """Tangent bases per Handle-Contact lines 2–5: ``t1`` along the tangential relative velocity
+    when it exceeds δ, else along the user's direction (``preferred``, rows of zeros for none),
+    else the contact's own; the same for the rolling axis with the relative angular velocity."""
+    if not len(contacts):
+        return contacts
+    n = contacts.normal
+    v, w = _relative(contacts, position, velocity)
+    vt = v - np.sum(v * n, axis=1, keepdims=True) * n
+    wt = w - np.sum(w * n, axis=1, keepdims=True) * n
+    t1 = contacts.tangent.copy()
+    r1 = contacts.roll_axis.copy()
+    if preferred is not None:
+        has = np.linalg.norm(preferred, axis=1) > 0
+        t1[has] = tangent_basis(n[has], preferred[has])
+    if preferred_roll is not None:
+        has = np.linalg.norm(preferred_roll, axis=1) > 0
+        r1[has] = tangent_basis(n[has], preferred_roll[has])
+    slide = np.linalg.norm(vt, axis=1) > delta
+    t1[slide] = vt[slide] / np.linalg.norm(vt[slide], axis=1, keepdims=True)
+    roll = np.linalg.norm(wt, axis=1) > delta_angular
+    r1[roll] = wt[roll] / np.linalg.norm(wt[roll], axis=1, keepdims=True)
+    return contacts.with_tangents(t1, r1)
+
+
+# ----------------------------------------------------------------------------- stepper
+ContactSource = Callable[[np.ndarray, np.ndarray], ContactSet]
+
+
+class Stepper:
+    """Steps a system forward or backward.
+
+    Parameters
+    ----------
+    rigid : RigidBodies
+    contact_source : callable
+        ``contact_source(position, orientation) -> ContactSet`` at a configuration.
+    settings : StepSettings
+    joints : JointModel, optional
+    """
+
+    def __init__(
+        self,
+        rigid: RigidBodies,
+        contact_source: ContactSource,
+        settings: StepSettings,
+        joints: JointModel | None = None,
+    ):
+        self.rigid = rigid
+        self.contact_source = contact_source
+        self.settings = settings
+        self.joints = joints
+        self._warm: dict[tuple, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ public
+    def backward(
+        self,
+        state: State,
+        goals: Callable[[ContactSet, np.ndarray, np.ndarray], tuple] | None = None,
+        contacts: ContactSet | None = None,
+    ) -> tuple[State, StepReport]:
+        """One step from ``t`` to ``t − h``.
+
+        ``goals(contacts, position, velocity) -> (Goals, preferred_tangent, preferred_roll)``
+        supplies the user's goal velocities for the contacts found; ``contacts`` overrides
+        detection (tests use it to step with known contacts).
+        """
+        s, rigid = self.settings, self.rigid
+        rep = StepReport()
+        t0 = time.perf_counter()
+        x, q, w_move, rep.fixed_point_iterations = backward_configuration(
+            state, rigid, s.dt, max_iter=s.max_fixed_point
+        )
+        velocity = np.concatenate([state.linear_velocity, w_move], axis=1)
+        velocity[~rigid.moving] = 0.0
+        t1 = time.perf_counter()
+        rep.timing["integration"] += t1 - t0
+        if contacts is None:
+            contacts = self.contact_source(x, q)
+        g, pref, pref_roll = (None, None, None)
+        if goals is not None:
+            g, pref, pref_roll = goals(contacts, x, velocity)
+        contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular, pref, pref_roll)
+        rep.timing["contacts"] += time.perf_counter() - t1
+        new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep)
+        t2 = time.perf_counter()
+        # L⁻ = I_w(q⁻) ω⁻ is the stored angular velocity's momentum at q⁻: ω⁻ itself.
+        out = State(x, q, new_velocity[:, :3], new_velocity[:, 3:])
+        rep.timing["integration"] += time.perf_counter() - t2
+        return out, rep
+
+    def forward(self, state: State, contacts: ContactSet | None = None) -> tuple[State, StepReport]:
+        """One step from ``t`` to ``t + h`` (the mirror of :meth:`backward`)."""
+        s, rigid = self.settings, self.rigid
+        rep = StepReport()
+        t1 = time.perf_counter()
+        x, q = state.position, state.orientation
+        velocity = np.concatenate([state.linear_velocity, state.angular_velocity], axis=1)
+        velocity[~rigid.moving] = 0.0
+        if contacts is None:
+            contacts = self.contact_source(x, q)
+            contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular)
+        rep.timing["contacts"] += time.perf_counter() - t1
+        move = self._solve("forward", x, q, velocity, contacts, None, rep)
+        t2 = time.perf_counter()
+        x_new, q_new, w_new = forward_configuration(x, q, move[:, :3], move[:, 3:], rigid, s.dt)
+        out = State(x_new, q_new, move[:, :3], w_new)
+        rep.timing["integration"] += time.perf_counter() - t2
+        return out, rep
+
+    # ------------------------------------------------------------------ internals
+    def _solve(self, direction, x, q, velocity, contacts, goals, rep: StepReport) -> np.ndarray:
+        s, rigid = self.settings, self.rigid
+        n = len(rigid.mass)
+        nc = len(contacts)
+        rep.contacts = nc
+        rep.contact_set = contacts
+        rep.branches = np.full(nc, "", dtype="U16")
+        if goals is None:
+            goals = Goals.zeros(nc)
+        moving = rigid.moving
+        pairs = list(zip(contacts.body_a.tolist(), contacts.body_b.tolist(), strict=True))
+        jrows = None
+        jpairs: list[tuple[int, int]] = []
+        if self.joints is not None and self.joints.joints:
+            jrows = self.joints.rows(x, q)
+            jpairs = self.joints.pairs()
+        # awake: moving bodies not at rest, bodies with goals, free bodies, their neighbours
+        speed = np.linalg.norm(velocity[:, :3], axis=1)
+        spin = np.linalg.norm(velocity[:, 3:], axis=1)
+        active = moving & ((speed > s.delta) | (spin > s.delta_angular))
+        has_goal = (
+            (goals.normal != 0)
+            | np.any(goals.tangential != 0, axis=1)
+            | np.any(goals.rolling != 0, axis=1)
+        )
+        touched = np.zeros(n, dtype=bool)
+        for (a, b), hg in zip(pairs, has_goal, strict=True):
+            for body in (a, b):
+                if body >= 0:
+                    touched[body] = True
+                    active[body] |= bool(hg) and moving[body]
+        for a, b in jpairs:
+            for body in (a, b):
+                if body >= 0:
+                    touched[body] = True
+        active |= moving & ~touched
+        if not s.sleep:
+            active = moving.copy()
+        awake = active.copy()
+        for a, b in pairs + jpairs:
+            if a >= 0 and b >= 0:
+                if active[a] and moving[b]:
+                    awake[b] = True
+                if active[b] and moving[a]:
+                    awake[a] = True
+        rep.sleeping = int(np.sum(moving & ~awake))
+        islands = find_islands(n, awake, pairs + jpairs)
+        out = velocity.copy()
+        Iw = world_inertia(rigid.inertia, q)
+        for bodies in islands:
+            members = np.zeros(n, dtype=bool)
+            members[bodies] = True
+            # contacts of the island; a sleeping or static partner acts as the world
+            in_a = np.where(contacts.body_a >= 0, members[np.maximum(contacts.body_a, 0)], False)
+            in_b = np.where(contacts.body_b >= 0, members[np.maximum(contacts.body_b, 0)], False)
+            sel = np.flatnonzero(in_a | in_b)
+            sub = contacts.subset(sel)
+            sub = _as_static(sub, members)
+            gsub = Goals(goals.normal[sel], goals.tangential[sel], goals.rolling[sel])
+            jsub, rhs = None, None
+            if jrows is not None:
+                keep = [
+                    k for k, (a, b) in enumerate(jpairs) if members[a] or (b >= 0 and members[b])
+                ]
+                if keep:
+                    sizes = [JointModel.ROWS[jt.kind] for jt in self.joints.joints]
+                    starts = np.concatenate([[0], np.cumsum(sizes)])
+                    rows = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
+                    jsub = JointRows(jrows.G[rows], jrows.error[rows])
+                    sign = 1.0 if direction == "backward" else -1.0
+                    rhs = sign * s.baumgarte * jsub.error / s.dt
+            key = (direction, tuple(bodies.tolist()), len(sel))
+            ta = time.perf_counter()
+            sol: IslandSolution = _solve_island(
+                direction=direction,
+                bodies=bodies,
+                rigid=rigid,
+                position=x,
+                inertia_world=Iw,
+                velocity=velocity,
+                contacts=sub,
+                dt=s.dt,
+                joints=jsub,
+                joint_rhs=rhs,
+                goals=gsub,
+                epsilon=s.epsilon,
+                delta=s.delta,
+                delta_angular=s.delta_angular,
+                warm_start=self._warm.get(key),
+            )
+            elapsed = time.perf_counter() - ta
+            lcp_time = sol.lcp_seconds
+            rep.timing["lcp"] += lcp_time
+            rep.timing["assembly"] += elapsed - lcp_time
+            out[bodies] = sol.velocity
+            rep.branches[sel] = sol.branch
+            if sol.lcp is not None:
+                if sol.lcp.status == "solved":
+                    self._warm[key] = sol.lcp.basis
+                rep.islands.append(
+                    IslandReport(
+                        len(bodies),
+                        len(sel),
+                        sol.n_rows,
+                        sol.lcp.status,
+                        sol.lcp.pivots,
+                        sol.lcp.fallback,
+                        float(sol.lcp.residual),
+                    )
+                )
+            else:
+                rep.islands.append(IslandReport(len(bodies), len(sel), 0, "none", 0, "", 0.0))
+        out[~moving] = 0.0
+        return out
+
+
+def _as_static(contacts: ContactSet, members: np.ndarray) -> ContactSet:
+    """Contacts with partners outside the island (static, sleeping) marked −1."""
+
+    def keep(col):
+        return np.where((col >= 0) & members[np.maximum(col, 0)], col, -1)
+
+    return replace(contacts, body_a=keep(contacts.body_a), body_b=keep(contacts.body_b))
