@@ -102,6 +102,11 @@ def _flush_c_stdout() -> None:
         ctypes.CDLL(None).fflush(None)
 
 
+#: Half side and half depth (m) of the box that stands in for a plane with ``plane_as_box``.
+PLANE_BOX_HALF = 50.0
+PLANE_BOX_DEPTH = 0.5
+
+
 @dataclass(frozen=True)
 class BodyFrame:
     """Where a body's centre-of-mass frame sits in its body frame.
@@ -138,6 +143,12 @@ class Engine:
         Open the PyBullet viewer instead of a DIRECT (headless) client.
     visual : bool
         Create visual shapes (needed for the viewer and rendered frames).
+    plane_as_box : bool
+        Give ``plane`` bodies a 100 m × 100 m × 1 m box collision shape whose top face is the
+        plane, instead of PyBullet's ``GEOM_PLANE``. A box on a ``GEOM_PLANE`` gets a persistent
+        manifold that grows by one point per step (a freshly placed box reports 1–2 points); on a
+        box ground box–box detection reports all 4 corners at once. The reverse stepper, which
+        places bodies and queries contacts without stepping, needs this.
     mass_overrides : dict, optional
         Per body name: ``{"mass": float, "com": (3,), "inertia": (3, 3)}`` replacing the scene's
         mass properties (sampled realizations use this).
@@ -153,12 +164,14 @@ class Engine:
         *,
         gui: bool = False,
         visual: bool | None = None,
+        plane_as_box: bool = False,
         mass_overrides: dict | None = None,
     ):
         self.p = import_pybullet()
         self.scene = scene
         self.gui = gui
         self.visual = gui if visual is None else visual
+        self.plane_as_box = plane_as_box
         self._mass_overrides = mass_overrides or {}
         mode = self.p.GUI if gui else self.p.DIRECT
         self.client = self.p.connect(mode)
@@ -373,7 +386,16 @@ class Engine:
             ckw["flags"] = p.GEOM_FORCE_CONCAVE_TRIMESH
         if shape.type == "cylinder":
             ckw = {"radius": shape.radius, "height": shape.length}
-        col = p.createCollisionShape(geom, physicsClientId=c, **ckw)
+        if shape.type == "plane" and self.plane_as_box:
+            normal = np.asarray(shape.normal, dtype=float) / np.linalg.norm(shape.normal)
+            ckw = {
+                "halfExtents": [PLANE_BOX_HALF, PLANE_BOX_HALF, PLANE_BOX_DEPTH],
+                "collisionFrameOrientation": _z_to(normal).as_quat().tolist(),
+                "collisionFramePosition": (-PLANE_BOX_DEPTH * normal).tolist(),
+            }
+            col = p.createCollisionShape(p.GEOM_BOX, physicsClientId=c, **ckw)
+        else:
+            col = p.createCollisionShape(geom, physicsClientId=c, **ckw)
         vis = -1
         if self.visual:
             vkw = dict(kw)

@@ -253,7 +253,6 @@ class Drag(_Model):
         return self.air_density * self.cd * self.area / (2.0 * mass)  # type: ignore[operator]
 
 
-
 #: Names of the scalar distributions a parameter may follow.
 DISTRIBUTIONS = ("normal", "lognormal", "uniform", "gamma", "truncnormal")
 

@@ -404,6 +404,8 @@ class TrajectoryStore:
         kind: str = "ensemble",
         compression: str | None = "lzf",
         nominal: Trajectory | None = None,
+        extra_attrs: Mapping[str, Any] | None = None,
+        extra_datasets: Mapping[str, np.ndarray] | None = None,
     ) -> TrajectoryStore:
         """Create a new store at ``path`` (replacing any file there) and open it for writing.
 
@@ -430,6 +432,11 @@ class TrajectoryStore:
         nominal : Trajectory, optional
             The nominal (deterministic) run of an ensemble, stored under ``/nominal`` in the same
             layout with one realization; written before the file is moved into place.
+        extra_attrs : mapping, optional
+            Further root attributes (e.g. ``time_reversed`` of reverse runs).
+        extra_datasets : mapping of str to ndarray, optional
+            Further datasets by path (e.g. the per-island LCP log of a reverse run), written
+            before the file is moved into place.
 
         Returns
         -------
@@ -465,6 +472,10 @@ class TrajectoryStore:
             "n_realizations": n_real,
             "kind": kind,
         }
+        for key, value in (extra_attrs or {}).items():
+            if key in attrs:
+                raise StoreError(f"extra attribute {key!r} would replace a built-in one")
+            attrs[key] = value
         directory = path.parent
         if not directory.is_dir():
             raise StoreError(f"{path}: directory {directory} does not exist")
@@ -477,6 +488,8 @@ class TrajectoryStore:
                 if nominal is not None:
                     _init_file(f.create_group(NOMINAL), schema, 1, {}, compression)
                     cls(f[NOMINAL], tmp).write(0, nominal)
+                for name, data in (extra_datasets or {}).items():
+                    f.create_dataset(name, data=data)
             fd = os.open(tmp, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -820,6 +833,8 @@ def write_trajectory(
     scene_text: str = "",
     scene_json: str = "{}",
     seed_entropy: int | None = None,
+    extra_attrs: Mapping[str, Any] | None = None,
+    extra_datasets: Mapping[str, np.ndarray] | None = None,
 ) -> None:
     """Store a single run (``kind = "run"``, one realization) at ``path``.
 
@@ -828,7 +843,7 @@ def write_trajectory(
     path : path-like
     traj : Trajectory
         The run; its times define ``/time``.
-    scene_text, scene_json, seed_entropy
+    scene_text, scene_json, seed_entropy, extra_attrs, extra_datasets
         As in :meth:`TrajectoryStore.create`.
     """
     schema = StoreSchema.from_trajectory(traj)
@@ -840,6 +855,8 @@ def write_trajectory(
         scene_json=scene_json,
         seed_entropy=seed_entropy,
         kind="run",
+        extra_attrs=extra_attrs,
+        extra_datasets=extra_datasets,
     ) as store:
         store.write(0, traj)
 

@@ -1,0 +1,192 @@
+"""User hints for reverse runs: how a body at rest got there (Twigg & James 2008 §3, §4
+"Sliding, skidding, and bouncing": per-contact friction directions, goal speeds and normal goals).
+
+A hints file (YAML)::
+
+    hints:
+      - body: block
+        slide: {direction: [1, 0, 0], speed: 2.0}   # it slid in along +x (forward time)
+      - body: ball
+        bounce: 0.15                                # it landed at 0.15 m/s (m/s, < ε)
+      - body: wheel
+        roll: {direction: [0, 1, 0], speed: 1.0}    # it rolled in along +y without slipping
+        at: 0.2                                     # 0.2 s before the final state
+
+Each hint sets the goal velocities of the body's contacts at the one backward step taken at
+reverse time ``at`` (seconds before the scene's final state, default 0): ``slide`` the goal
+tangential velocity of Eq. 9–10 (and the friction direction ``w_i``), ``bounce`` the normal goal
+``v_n^goal`` of Eq. 8, ``roll`` the goal angular velocity ``n × v / r`` of the rolling rows
+(``r``: distance from the centre of mass to the contact) with zero slip. After that step the
+body's own motion carries on: a sliding contact has maximal friction, a rolling one maximal
+rolling resistance, so the body keeps gaining speed backward.
+
+This module is pure (no PyBullet); :func:`load_hints` reports bad files in one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from reverse.dynamics import ContactSet, Goals
+from workbench.errors import SceneError
+
+__all__ = ["Hint", "HintPolicy", "load_hints", "parse_hints"]
+
+_KINDS = ("slide", "bounce", "roll")
+
+
+@dataclass(frozen=True)
+class Hint:
+    body: str
+    kind: str  # slide | bounce | roll
+    direction: np.ndarray  # unit (zeros for bounce)
+    speed: float
+    at: float = 0.0
+
+
+def _unit(source, where, value) -> np.ndarray:
+    try:
+        d = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        d = np.zeros(0)
+    if d.shape != (3,) or not np.all(np.isfinite(d)) or np.linalg.norm(d) == 0:
+        raise SceneError(source, where, "expected a non-zero vector of 3 numbers")
+    return d / np.linalg.norm(d)
+
+
+def _number(source, where, value, *, positive=False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+        raise SceneError(source, where, f"expected a number, got {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise SceneError(
+            source,
+            where,
+            f"expected a {'positive' if positive else 'non-negative'} number, got {value!r}",
+        )
+    return float(value)
+
+
+def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
+    """Validate parsed YAML ``data`` against the scene's ``body_names``."""
+    if data is None:
+        return []
+    if not isinstance(data, dict) or set(data) - {"hints"}:
+        raise SceneError(source, "", "expected a mapping with one key 'hints' (a list)")
+    items = data.get("hints") or []
+    if not isinstance(items, list):
+        raise SceneError(source, "hints", "expected a list of hints")
+    out = []
+    for i, item in enumerate(items):
+        loc = f"hints[{i}]"
+        if not isinstance(item, dict):
+            raise SceneError(
+                source, loc, "expected a mapping with 'body' and one of " + ", ".join(_KINDS)
+            )
+        unknown = set(item) - {"body", "at", *_KINDS}
+        if unknown:
+            raise SceneError(
+                source,
+                f"{loc}.{sorted(unknown)[0]}",
+                "unknown key; expected body, at, " + ", ".join(_KINDS),
+            )
+        body = item.get("body")
+        if body not in body_names:
+            raise SceneError(
+                source, f"{loc}.body", f"no body {body!r}; bodies are {', '.join(body_names)}"
+            )
+        kinds = [k for k in _KINDS if k in item]
+        if len(kinds) != 1:
+            raise SceneError(source, loc, "expected exactly one of " + ", ".join(_KINDS))
+        kind = kinds[0]
+        at = _number(source, f"{loc}.at", item.get("at", 0.0))
+        spec = item[kind]
+        if kind == "bounce":
+            speed = _number(source, f"{loc}.bounce", spec, positive=True)
+            out.append(Hint(body, kind, np.zeros(3), speed, at))
+            continue
+        if not isinstance(spec, dict) or set(spec) != {"direction", "speed"}:
+            raise SceneError(source, f"{loc}.{kind}", "expected {direction: [x, y, z], speed: m/s}")
+        d = _unit(source, f"{loc}.{kind}.direction", spec["direction"])
+        speed = _number(source, f"{loc}.{kind}.speed", spec["speed"], positive=True)
+        out.append(Hint(body, kind, d, speed, at))
+    return out
+
+
+def load_hints(path, body_names) -> list[Hint]:
+    """Read and validate a hints file; :class:`~workbench.errors.SceneError` names the field."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SceneError(str(path), "", f"cannot read hints file: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise SceneError(
+            str(path), "", "not valid YAML", None if line is None else line + 1
+        ) from None
+    return parse_hints(data, body_names, str(path))
+
+
+class HintPolicy:
+    """Goals of each backward step from the hints (the ``goals`` callable of
+    :meth:`reverse.stepper.Stepper.backward`).
+
+    Parameters
+    ----------
+    hints : list of Hint
+    body_names : tuple of str
+    dt : float
+    epsilon : float
+        Restitution cut-off; a bounce goal must stay below it where the contact's restitution is
+        positive, or the forward step would bounce instead of landing (§3.1: 0 < v_goal < ε).
+    """
+
+    def __init__(self, hints, body_names, dt: float, epsilon: float):
+        self.hints = list(hints)
+        self.index = {name: k for k, name in enumerate(body_names)}
+        self.dt = dt
+        self.epsilon = epsilon
+        self.reverse_time = 0.0
+
+    def active(self) -> list[Hint]:
+        """Hints whose step is the one starting at the current reverse time."""
+        t, h = self.reverse_time, self.dt
+        return [x for x in self.hints if t - 0.5 * h <= x.at < t + 0.5 * h]
+
+    def __call__(self, contacts: ContactSet, position, velocity):
+        k = len(contacts)
+        goals = Goals.zeros(k)
+        pref = np.zeros((k, 3))
+        pref_roll = np.zeros((k, 3))
+        for hint in self.active():
+            j = self.index[hint.body]
+            for i in range(k):
+                if contacts.body_a[i] == j:
+                    sign = 1.0
+                elif contacts.body_b[i] == j:
+                    sign = -1.0
+                else:
+                    continue
+                n = contacts.normal[i] * sign  # from the other body into this one
+                if hint.kind == "bounce":
+                    speed = hint.speed
+                    if contacts.restitution[i] > 0 and speed >= self.epsilon:
+                        speed = np.nextafter(self.epsilon, 0.0)
+                    goals.normal[i] = speed
+                elif hint.kind == "slide":
+                    v = hint.speed * (hint.direction - (hint.direction @ n) * n)
+                    goals.tangential[i] = sign * v
+                    pref[i] = v
+                else:  # roll: ω = n × v / r, no slip
+                    r = np.linalg.norm(contacts.point[i] - position[j])
+                    v = hint.speed * (hint.direction - (hint.direction @ n) * n)
+                    w = np.cross(n, v) / r
+                    goals.rolling[i] = sign * w
+                    pref_roll[i] = w
+        return goals, pref, pref_roll

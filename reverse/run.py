@@ -1,0 +1,290 @@
+"""Reverse runs: step a scene backward from its (final) state and return the motion in forward
+time order (Twigg & James 2008 §3); and the forward mirror of the same stepper, for comparison
+with PyBullet.
+
+The scene's poses and velocities are the state at the *end* of the motion. Body forces are
+gravity and the constant ``force``/``torque`` of each body; joints are supported (Baumgarte sign
+reversed backward). Velocity-dependent or time-dependent inputs (drag, spring-dampers, prescribed
+motion) and URDF bodies are refused with a one-line error: the steps would not be mirrors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reverse.contacts import ContactDetector
+from reverse.dynamics import RigidBodies
+from reverse.hints import Hint, HintPolicy
+from reverse.joints import JointModel
+from reverse.stepper import Stepper, StepReport, StepSettings
+from workbench.errors import SceneError
+from workbench.observers import kinetic_energy
+from workbench.scene import WORLD, Scene
+from workbench.state import State, Trajectory
+
+__all__ = [
+    "ReverseResult",
+    "check_reversible",
+    "build_stepper",
+    "run_reverse",
+    "run_forward_mirror",
+]
+
+#: Diagnostics recorded per state, in forward time order (the step *into* each state backward).
+DIAGNOSTICS = (
+    "kinetic_energy",
+    "contact_count",
+    "islands",
+    "sleeping_bodies",
+    "lcp_rows_max",
+    "lcp_pivots",
+    "lcp_failed",
+    "lcp_fallbacks",
+    "lcp_residual_max",
+)
+
+#: Fields of the per-island LCP log (``/reverse/islands``), one row per island per step.
+ISLAND_LOG_DTYPE = np.dtype(
+    [
+        ("step", "i8"),
+        ("time", "f8"),
+        ("n_bodies", "i4"),
+        ("n_contacts", "i4"),
+        ("n_rows", "i4"),
+        ("status", "S10"),
+        ("pivots", "i4"),
+        ("fallback", "S40"),
+        ("residual", "f8"),
+    ]
+)
+
+
+@dataclass
+class ReverseResult:
+    trajectory: Trajectory
+    island_log: np.ndarray
+    timing: dict[str, float]
+
+
+def check_reversible(scene: Scene) -> None:
+    """Refuse what the reverse stepper cannot mirror (one line naming the field)."""
+    src = scene.source
+    for i, b in enumerate(scene.bodies):
+        if b.drag is not None:
+            raise SceneError(
+                src,
+                f"bodies[{i}].drag",
+                "drag is velocity dependent; the reverse stepper supports gravity and constant forces only",
+            )
+        if b.shape.type == "urdf":
+            raise SceneError(
+                src, f"bodies[{i}].shape", "URDF bodies are not supported by the reverse stepper"
+            )
+    if scene.springs:
+        raise SceneError(src, "springs", "spring-dampers are not supported by the reverse stepper")
+    if scene.prescribed:
+        raise SceneError(
+            src, "prescribed", "prescribed motion is not supported by the reverse stepper"
+        )
+
+
+def _rigid(scene: Scene, detector: ContactDetector) -> RigidBodies:
+    frames = detector.engine.frames
+    mass = np.array([f.mass for f in frames])
+    inertia = np.stack([f.inertia for f in frames])
+    g = np.asarray(scene.gravity, dtype=float)
+    force = mass[:, None] * g
+    torque = np.zeros((len(frames), 3))
+    for k, b in enumerate(scene.bodies):
+        if mass[k] > 0:
+            if b.force is not None:
+                force[k] += b.force
+            if b.torque is not None:
+                torque[k] += b.torque
+    return RigidBodies(scene.body_names, mass, inertia, force, torque)
+
+
+def initial_state(scene: Scene, detector: ContactDetector) -> State:
+    """The scene's state (COM positions, body-frame orientations, velocities)."""
+    return detector.engine.state()
+
+
+def build_stepper(
+    scene: Scene, settings: StepSettings, *, seed: int | None = None
+) -> tuple[Stepper, ContactDetector, State]:
+    check_reversible(scene)
+    rng = None if seed is None else np.random.default_rng(seed)
+    detector = ContactDetector(scene, rng=rng)
+    rigid = _rigid(scene, detector)
+    state = initial_state(scene, detector)
+    joints = None
+    if scene.joints:
+        names = scene.body_names
+        defs = []
+        for jt in scene.joints:
+            a = names.index(jt.child)
+            b = -1 if jt.parent == WORLD else names.index(jt.parent)
+            defs.append((jt.type, a, b, jt.anchor, jt.axis))
+        joints = JointModel.from_definitions(defs, state.position, state.orientation, ~rigid.moving)
+    return Stepper(rigid, detector, settings, joints), detector, state
+
+
+def _diag_row(rep: StepReport | None) -> list[float]:
+    if rep is None:
+        return [0.0] * (len(DIAGNOSTICS) - 1)
+    isl = rep.islands
+    return [
+        float(rep.contacts),
+        float(len(isl)),
+        float(rep.sleeping),
+        float(max((r.n_rows for r in isl), default=0)),
+        float(sum(r.pivots for r in isl)),
+        float(rep.failed),
+        float(rep.fallbacks),
+        float(max((r.residual for r in isl), default=0.0)),
+    ]
+
+
+def _trajectory(scene, rigid, states, diag_rows, times, status, message) -> Trajectory:
+    pos = np.stack([s.position for s in states])
+    orn = np.stack([s.orientation for s in states])
+    vel = np.stack([s.linear_velocity for s in states])
+    omg = np.stack([s.angular_velocity for s in states])
+    ke = kinetic_energy(rigid.mass, rigid.inertia, orn, vel, omg)
+    diag = {"kinetic_energy": ke.sum(axis=1)}
+    rows = np.array(diag_rows, dtype=float).reshape(len(states), len(DIAGNOSTICS) - 1)
+    for k, name in enumerate(DIAGNOSTICS[1:]):
+        diag[name] = rows[:, k]
+    params = {}
+    for j, name in enumerate(scene.body_names):
+        if rigid.mass[j] > 0:
+            params[f"{name}/mass"] = np.array(rigid.mass[j])
+            params[f"{name}/inertia"] = rigid.inertia[j].copy()
+    return Trajectory(
+        time=np.asarray(times, dtype=float),
+        body_names=scene.body_names,
+        position=pos,
+        orientation=orn,
+        linear_velocity=vel,
+        angular_velocity=omg,
+        diagnostics=diag,
+        params=params,
+        status=status,
+        message=message,
+    )
+
+
+def _add_timing(total: dict, rep: StepReport) -> None:
+    for k, v in rep.timing.items():
+        total[k] = total.get(k, 0.0) + v
+
+
+def run_reverse(
+    scene: Scene,
+    *,
+    duration: float,
+    dt: float | None = None,
+    hints: list[Hint] | None = None,
+    seed: int | None = None,
+    settings: StepSettings | None = None,
+    progress=None,
+) -> ReverseResult:
+    """Step ``scene`` backward for ``duration`` seconds.
+
+    Returns the states in forward time order, ``time`` from 0 (the earliest state) to
+    ``duration`` (the scene's state); each state's diagnostics describe the backward step that
+    produced it (the scene's own state has zeros). A state that would be non-finite ends the run:
+    the states before it are kept and the trajectory is marked ``"nonfinite"``.
+    """
+    dt = scene.settings.dt if dt is None else float(dt)
+    if settings is None:
+        settings = StepSettings(dt)
+    n_steps = int(round(duration / dt))
+    if n_steps < 1:
+        raise SceneError("--duration", "", f"expected at least one step of {dt:g} s")
+    stepper, detector, state = build_stepper(scene, settings, seed=seed)
+    policy = HintPolicy(hints or [], scene.body_names, dt, settings.epsilon)
+    states, diag_rows, log, timing = [state], [_diag_row(None)], [], {}
+    status, message = "ok", ""
+    try:
+        report_every = max(1, n_steps // 100)
+        for k in range(1, n_steps + 1):
+            policy.reverse_time = (k - 1) * dt
+            new, rep = stepper.backward(state, policy)
+            _add_timing(timing, rep)
+            for r in rep.islands:
+                log.append(
+                    (
+                        k,
+                        -k * dt,
+                        r.n_bodies,
+                        r.n_contacts,
+                        r.n_rows,
+                        r.status,
+                        r.pivots,
+                        r.fallback[:40],
+                        r.residual,
+                    )
+                )
+            if not np.all(new.is_finite()):
+                bad = [scene.body_names[j] for j in np.flatnonzero(~new.is_finite())]
+                status = "nonfinite"
+                message = (
+                    f"non-finite state of body {', '.join(map(repr, bad))} at {k * dt:.6g} s "
+                    "before the final state; the later states are kept"
+                )
+                break
+            states.append(new)
+            diag_rows.append(_diag_row(rep))
+            state = new
+            if progress is not None and k % report_every == 0:
+                progress(k, n_steps)
+    finally:
+        detector.close()
+    n = len(states)
+    times = np.arange(n) * dt
+    # forward time order: the earliest state first
+    states.reverse()
+    diag_rows.reverse()
+    traj = _trajectory(scene, stepper.rigid, states, diag_rows, times, status, message)
+    island_log = np.array(log, dtype=ISLAND_LOG_DTYPE)
+    island_log["step"] = n - 1 - island_log["step"] if n else island_log["step"]
+    island_log["time"] = times[-1] + island_log["time"] if n else island_log["time"]
+    return ReverseResult(traj, island_log, timing)
+
+
+def run_forward_mirror(
+    scene: Scene,
+    *,
+    duration: float | None = None,
+    dt: float | None = None,
+    settings: StepSettings | None = None,
+    record_every: int = 1,
+) -> ReverseResult:
+    """Step ``scene`` *forward* with the reverse stepper's own forward step (Eq. 2–6), from its
+    state: the mirror used to compare our contact laws with PyBullet's."""
+    dt = scene.settings.dt if dt is None else float(dt)
+    duration = scene.settings.duration if duration is None else float(duration)
+    if settings is None:
+        settings = StepSettings(dt, sleep=False)
+    n_steps = int(round(duration / dt))
+    stepper, detector, state = build_stepper(scene, settings)
+    states, diag_rows, timing, times = [state], [_diag_row(None)], {}, [0.0]
+    status, message = "ok", ""
+    try:
+        for k in range(1, n_steps + 1):
+            state, rep = stepper.forward(state)
+            _add_timing(timing, rep)
+            if not np.all(state.is_finite()):
+                status, message = "nonfinite", f"non-finite state at t = {k * dt:.6g} s"
+                break
+            if k % record_every == 0:
+                states.append(state)
+                diag_rows.append(_diag_row(rep))
+                times.append(k * dt)
+    finally:
+        detector.close()
+    traj = _trajectory(scene, stepper.rigid, states, diag_rows, times, status, message)
+    return ReverseResult(traj, np.zeros(0, dtype=ISLAND_LOG_DTYPE), timing)
