@@ -60,8 +60,16 @@ def _cylinder(name, position):
     }
 
 
-def build(case=0, u1_amplitude=0.01, u2_amplitude=-0.005, pulse=0.03, duration=0.03,
-          dt=1.0e-5, record_every=10, com_center=(0.55, 0.0, 0.5)):
+def build(
+    case=0,
+    u1_amplitude=0.01,
+    u2_amplitude=-0.005,
+    pulse=0.03,
+    duration=0.03,
+    dt=1.0e-5,
+    record_every=10,
+    com_center=(0.55, 0.0, 0.5),
+):
     """Batou & Soize (2012) 5-body system; ``case`` 0-4 selects what is random in Rb5."""
     if case not in (0, 1, 2, 3, 4):
         raise ValueError(f"case must be 0 (nominal) or 1-4 (§4.3), got {case!r}")
@@ -74,12 +82,18 @@ def build(case=0, u1_amplitude=0.01, u2_amplitude=-0.005, pulse=0.03, duration=0
     if case in (1, 4):
         uncertainty["mass"] = {"dispersion": 0.5}
     if case in (2, 4):
-        uncertainty["inertia"] = {"model": "bounded", "lambda_l": -5.0, "lambda_u": -5.0,
-                                  "z_max": Z5_MAX}
+        uncertainty["inertia"] = {
+            "model": "bounded",
+            "lambda_l": -5.0,
+            "lambda_u": -5.0,
+            "z_max": Z5_MAX,
+        }
     if case in (3, 4):
-        uncertainty["com"] = {"domain": "box",
-                              "center": (np.asarray(com_center) - origin5).tolist(),
-                              "size": [0.5, 0.2, 0.02]}
+        uncertainty["com"] = {
+            "domain": "box",
+            "center": (np.asarray(com_center) - origin5).tolist(),
+            "size": [0.5, 0.2, 0.02],
+        }
     rb5 = {
         "name": "rb5",
         "shape": {"type": "box", "half_extents": [2.7, 1.1, 0.02]},
@@ -102,8 +116,12 @@ def build(case=0, u1_amplitude=0.01, u2_amplitude=-0.005, pulse=0.03, duration=0
     left = {**spring, "stiffness": [0.0, 1.0e9, 1.0e9], "damping": [0.0, 2.4e6, 2.4e6]}
     return {
         "description": f"Batou & Soize 2012 five-body system, case {case}",
-        "settings": {"dt": dt, "duration": duration, "record_every": record_every,
-                     "solver_iterations": 100},
+        "settings": {
+            "dt": dt,
+            "duration": duration,
+            "record_every": record_every,
+            "solver_iterations": 100,
+        },
         "gravity": [0.0, 0.0, -9.81],
         "bodies": [
             _cylinder("rb1", (2.5, 0, 0)),
@@ -113,31 +131,65 @@ def build(case=0, u1_amplitude=0.01, u2_amplitude=-0.005, pulse=0.03, duration=0
             rb5,
         ],
         "joints": [
-            {"name": "ground_rb1", "type": "prismatic", "parent": "world", "child": "rb1",
-             "anchor": [2.5, 0, 0], "axis": [0, 0, 1]},
-            {"name": "ground_rb2", "type": "prismatic", "parent": "world", "child": "rb2",
-             "anchor": [-2.5, 0, 0], "axis": [0, 0, 1]},
-            {"name": "rb5_rb3", "type": "fixed", "parent": "rb5", "child": "rb3",
-             "anchor": [2.5, 0, 0.5]},
-            {"name": "rb5_rb4", "type": "fixed", "parent": "rb5", "child": "rb4",
-             "anchor": [-2.5, 0, 0.5]},
+            {
+                "name": "ground_rb1",
+                "type": "prismatic",
+                "parent": "world",
+                "child": "rb1",
+                "anchor": [2.5, 0, 0],
+                "axis": [0, 0, 1],
+            },
+            {
+                "name": "ground_rb2",
+                "type": "prismatic",
+                "parent": "world",
+                "child": "rb2",
+                "anchor": [-2.5, 0, 0],
+                "axis": [0, 0, 1],
+            },
+            {
+                "name": "rb5_rb3",
+                "type": "fixed",
+                "parent": "rb5",
+                "child": "rb3",
+                "anchor": [2.5, 0, 0.5],
+            },
+            {
+                "name": "rb5_rb4",
+                "type": "fixed",
+                "parent": "rb5",
+                "child": "rb4",
+                "anchor": [-2.5, 0, 0.5],
+            },
         ],
         "springs": [
-            {"name": "rb1_rb3", "body_a": "rb5", "body_b": "rb1", "anchor": [2.5, 0, 0.5],
-             **spring},
-            {"name": "rb2_rb4", "body_a": "rb5", "body_b": "rb2", "anchor": [-2.5, 0, 0.5],
-             **left},
+            {
+                "name": "rb1_rb3",
+                "body_a": "rb5",
+                "body_b": "rb1",
+                "anchor": [2.5, 0, 0.5],
+                **spring,
+            },
+            {"name": "rb2_rb4", "body_a": "rb5", "body_b": "rb2", "anchor": [-2.5, 0, 0.5], **left},
         ],
         "prescribed": [
             {"joint": "ground_rb1", "time": t1, "values": u1, "interpolation": "cubic"},
             {"joint": "ground_rb2", "time": t2, "values": u2, "interpolation": "cubic"},
         ],
         "observers": [
-            {"name": "p_obs_acc", "quantity": "point_acceleration", "body": "rb5",
-             "point": [-2.0, -1.0, 0.0]},
+            {
+                "name": "p_obs_acc",
+                "quantity": "point_acceleration",
+                "body": "rb5",
+                "point": [-2.0, -1.0, 0.0],
+            },
             {"name": "rb5_angular_acc", "quantity": "angular_acceleration", "body": "rb5"},
-            {"name": "p_obs", "quantity": "point_position", "body": "rb5",
-             "point": [-2.0, -1.0, 0.0]},
+            {
+                "name": "p_obs",
+                "quantity": "point_position",
+                "body": "rb5",
+                "point": [-2.0, -1.0, 0.0],
+            },
             {"name": "rb5_angles", "quantity": "euler_angles", "body": "rb5"},
         ],
     }

@@ -25,6 +25,8 @@ examples:
   workbench plot falling.h5 --observer height -o height.png
   workbench replay falling.h5 --reverse --speed 0.5
   workbench replay falling.h5 --frames frames/
+  workbench reverse reverse_landing --hints scenes/reverse_landing.hints.yaml \\
+      --duration 0.5 -o landing.h5
   workbench validate --model model.h5 --experiments run1.h5 run2.h5 --observer tip \\
       --component x --epsilon 0.05 --plot validation.png
 
@@ -311,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fps", type=float, default=30.0, help="frame rate for --frames (default 30)")
     rp.add_argument("--size", default="640x480", help="frame size WxH for --frames")
     rp.set_defaults(func=cmd_replay)
+
+    from reverse.cli import add_reverse_parser  # the reverse stepper owns its command
+
+    add_reverse_parser(sub)
     return ap
 
 
