@@ -76,7 +76,8 @@ def check_reversible(scene: Scene) -> None:
             raise SceneError(
                 src,
                 f"bodies[{i}].drag",
-                "drag is velocity dependent; the reverse stepper supports gravity and constant forces only",
+                "drag is velocity dependent; the reverse stepper supports gravity and "
+                "constant forces only",
             )
         if b.shape.type == "urdf":
             raise SceneError(
