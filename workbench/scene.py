@@ -212,8 +212,9 @@ Shape = Annotated[
 class Material(_Model):
     """Contact material of one body.
 
-    PyBullet combines the two bodies of a contact by *product*: μ = μ_A μ_B for friction,
-    rolling and spinning friction, e = e_A e_B for restitution. The workbench default friction
+    PyBullet combines the two bodies of a contact by *product* for friction and restitution,
+    μ = μ_A μ_B and e = e_A e_B, but rolling and spinning friction by ρ = ρ_A μ_B + ρ_B μ_A
+    (measured in 8 combinations; see ``reverse/contacts.py``). The workbench default friction
     is 1 (not PyBullet's 0.5), the neutral element of the product, so the μ you give one body is
     the effective μ against a body that does not say. Restitution defaults to 0 (inelastic) as in
     PyBullet; a bounce needs restitution on *both* bodies (e.g. ground 1, ball 0.6 → 0.6).
