@@ -30,7 +30,7 @@ from scipy.spatial.transform import Rotation
 
 from workbench.errors import SceneError
 from workbench.inertia import principal_frame
-from workbench.scene import WORLD, Body, Joint, Scene, resolve_file
+from workbench.scene import WORLD, Body, Joint, Scene, Settings, resolve_file
 from workbench.state import State
 
 __all__ = ["Engine", "BodyFrame", "import_pybullet", "mass_overrides_from_params"]
@@ -341,7 +341,7 @@ class Engine:
             baseInertialFrameOrientation=q_p.tolist(),
             physicsClientId=c,
         )
-        dyn = _dynamics(body)
+        dyn = _dynamics(body, self.scene.settings)
         if mass > 0:
             dyn["localInertiaDiagonal"] = moments.tolist()
         p.changeDynamics(uid, -1, physicsClientId=c, **dyn)
@@ -436,7 +436,7 @@ class Engine:
         if not np.any(q_p):
             q_p = np.array([0.0, 0.0, 0.0, 1.0])
         for link in range(-1, p.getNumJoints(uid, physicsClientId=c)):
-            p.changeDynamics(uid, link, physicsClientId=c, **_dynamics(body))
+            p.changeDynamics(uid, link, physicsClientId=c, **_dynamics(body, self.scene.settings))
         if not body.fixed:
             p.resetBaseVelocity(
                 uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
@@ -673,9 +673,10 @@ class Engine:
         return pos, q, v, w
 
 
-def _dynamics(body: Body) -> dict:
-    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material."""
-    return dict(
+def _dynamics(body: Body, settings: Settings) -> dict:
+    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material, and
+    the scene's contact processing threshold if it sets one."""
+    dyn = dict(
         linearDamping=0.0,
         angularDamping=0.0,
         maxJointVelocity=MAX_SPEED,
@@ -684,6 +685,9 @@ def _dynamics(body: Body) -> dict:
         spinningFriction=body.material.spinning_friction,
         restitution=body.material.restitution,
     )
+    if settings.contact_processing_threshold is not None:
+        dyn["contactProcessingThreshold"] = settings.contact_processing_threshold
+    return dyn
 
 
 def _z_to(axis: np.ndarray) -> Rotation:
