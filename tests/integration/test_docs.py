@@ -38,3 +38,31 @@ def test_scene_script_example_runs(tmp_path):
     scene = load_scene(path, {"height": 2.0})
     assert scene.body("ball").position == (0, 0, 2.0)
     assert run_scene(scene).status == "ok"
+
+
+def test_reverse_doc_examples_run(tmp_path, monkeypatch):
+    """docs/reverse.md: its hints example is a valid hints file for the shipped scene, and its
+    `workbench reverse` command runs as written."""
+    import shlex
+
+    import yaml
+
+    from reverse.hints import parse_hints
+    from workbench.cli import main as workbench_main
+    from workbench.store import read_trajectory
+
+    doc = REPO / "docs" / "reverse.md"
+    (text,) = _blocks(doc, "yaml")
+    scene = load_scene(REPO / "scenes" / "reverse_landing.yaml")
+    hints = parse_hints(yaml.safe_load(text), scene.body_names, source=str(doc))
+    assert [h.kind for h in hints] == ["slide", "bounce", "roll"]
+
+    (tmp_path / "scenes").symlink_to(REPO / "scenes")
+    monkeypatch.chdir(tmp_path)
+    (bash,) = _blocks(doc, "bash")
+    command = bash.split("\n")[0].rstrip("\\") + bash.split("\n")[1] + " -q"  # the first command
+    argv = shlex.split(command)
+    assert argv[:2] == ["workbench", "reverse"]
+    assert workbench_main(argv[1:]) == 0
+    traj = read_trajectory(tmp_path / "landing.h5")
+    assert traj.time[-1] == 0.5
