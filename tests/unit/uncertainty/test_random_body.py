@@ -579,7 +579,7 @@ def test_distribution_draws_are_reproducible():
     "spec, field, text",
     [
         ({"dist": "lognorm", "mean": 1, "std": 1}, "dist", "did you mean 'lognormal'"),
-        ({"dist": "weibull"}, "dist", ", ".join(DISTRIBUTIONS)),
+        ({"dist": "cauchy"}, "dist", ", ".join(DISTRIBUTIONS)),
         ({"mean": 1}, "dist", "missing"),
         ({"dist": "normal", "mean": 1}, "std", "needs 'std'"),
         ({"dist": "normal", "mean": 1, "std": 1, "low": 0}, "low", "takes no 'low'"),
