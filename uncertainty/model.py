@@ -15,7 +15,8 @@ s = max(|x_i|, typical_i), which balance truncation against noise ([1]_, §8.1; 
 difference-table estimator, [3]_).
 
 Adapters: :class:`FunctionModel` wraps a Python response function y = f(x, **θ) evaluated at
-fixed points x (``ResponseFunction`` carries its optional analytic derivatives); the PyBullet
+fixed points x (``ResponseFunction`` carries its optional analytic derivatives);
+:class:`NamedFunctionModel` wraps a plain function of named inputs; the PyBullet
 adapter (a scene run reduced to an observer) is ``workbench.scene_model.SceneModel``, since this
 package never imports PyBullet.
 
@@ -45,6 +46,7 @@ __all__ = [
     "Model",
     "ResponseFunction",
     "FunctionModel",
+    "NamedFunctionModel",
     "CachedModel",
     "estimate_noise",
 ]
@@ -229,6 +231,41 @@ class FunctionModel:
         """Analytic ∂²y/∂θ∂θ, shape (N, n_in, n_in)."""
         _, d2y = self._derivatives(x)
         return d2y[:, self._index][:, :, self._index]
+
+
+class NamedFunctionModel:
+    """A plain Python function ``f(a, b, ...) -> outputs`` as a :class:`Model`: the inputs are its
+    argument names (in signature order), the outputs the given names.
+
+    Parameters
+    ----------
+    func : callable
+        Takes the inputs as keyword arguments; returns a sequence of ``len(output_names)`` floats
+        or a mapping from output name to float.
+    output_names : sequence of str
+        Names of the outputs, in order.
+    noise : float
+        Relative noise level of ``func`` (default :data:`MACHINE_NOISE`).
+    """
+
+    def __init__(
+        self, func: Callable[..., object], output_names: Sequence[str], noise: float = MACHINE_NOISE
+    ):
+        params = inspect.signature(func).parameters.values()
+        self.func = func
+        self.input_names = tuple(
+            p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        )
+        self.output_names = tuple(output_names)
+        self.noise = float(noise)
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """Outputs, shape (n_out,), at inputs ``x``, shape (n_in,)."""
+        kw = dict(zip(self.input_names, map(float, x), strict=True))
+        y = self.func(**kw)
+        if isinstance(y, Mapping):
+            y = [y[name] for name in self.output_names]
+        return np.asarray(y, dtype=float).reshape(len(self.output_names))
 
 
 class CachedModel:
