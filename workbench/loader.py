@@ -82,6 +82,14 @@ def _load_yaml(path: Path, text: str, overrides) -> Scene:
         raise SceneError(source, "", f"YAML error: {str(exc).splitlines()[0]}") from None
     if data is None:
         raise SceneError(source, "", "the file is empty; expected a scene mapping")
+    spec_kinds = {"inverse": "workbench inverse", "inference": "workbench infer"}
+    if isinstance(data, dict) and data.get("kind") in spec_kinds:
+        raise SceneError(
+            source,
+            "kind",
+            f"this is an {data['kind']} spec (kind: {data['kind']}), not a scene: run it with "
+            f"`{spec_kinds[data['kind']]} {path}`",
+        )
     lines = line_index(node)
 
     def line_of(loc: tuple) -> int | None:

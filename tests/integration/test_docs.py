@@ -66,3 +66,29 @@ def test_reverse_doc_examples_run(tmp_path, monkeypatch):
     assert workbench_main(argv[1:]) == 0
     traj = read_trajectory(tmp_path / "landing.h5")
     assert traj.time[-1] == 0.5
+
+
+def test_inverse_doc_examples_run(tmp_path):
+    """docs/inverse.md: its spec is a valid spec that runs, its Python example runs, and its
+    scene-output fragment parses for the shipped du_impact scene."""
+    import yaml
+
+    from uncertainty.inverse import inverse_form
+    from workbench.inverse_cli import build_problem
+    from workbench.inverse_spec import load_inverse_spec
+    from workbench.scene_outputs import parse_outputs
+
+    doc = REPO / "docs" / "inverse.md"
+    spec_text, fragment = _blocks(doc, "yaml")
+    path = tmp_path / "spec.yaml"
+    path.write_text(spec_text)
+    spec = load_inverse_spec(path)
+    problem, _ = build_problem(spec)
+    result = inverse_form(problem, spec.cdf_points, moments=False)
+    assert result["vB0"].converged and len(result["vB0"].points) == 3
+    outputs = parse_outputs(
+        yaml.safe_load(fragment)["model"]["outputs"], ["floor", "incline", "A", "B"]
+    )
+    assert [o.name for o in outputs] == ["dA", "dB"]
+    (code,) = _blocks(doc, "python")
+    exec(compile(code, str(doc), "exec"), {})

@@ -137,3 +137,9 @@ def test_json_format_from_the_installed_command():
     v = rep["variables"]["vA0"]
     assert {"cdf", "mean", "std", "model_calls"} <= set(v)
     assert isinstance(rep["model_calls_total"], int)
+
+
+def test_check_on_a_spec_points_to_the_right_command(capsys):
+    assert main(["check", str(SPEC)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"workbench inverse {SPEC}" in err, err
