@@ -324,6 +324,7 @@ def solve_island(
     delta: float = 1e-4,
     delta_angular: float = 1e-4,
     warm_start: np.ndarray | None = None,
+    attract: np.ndarray | None = None,
 ) -> IslandSolution:
     """Solve one step of one island.
 
@@ -357,6 +358,16 @@ def solve_island(
         sticking and sliding (rolling, spinning) contacts, m/s and rad/s (Handle-Contact).
     warm_start : ndarray, optional
         A previous basis for the LCP solver.
+    attract : ndarray of bool, shape (nc,), optional
+        Backward only: contacts (in the resting branch) whose normal impulse may be negative —
+        the non-physical "attraction" of [1]_ §4 "Stacking" that keeps constrained bodies of a
+        stack from flying apart. Such a contact gets a second, pulling normal variable
+        ``p_n⁻ ≥ 0`` with row and column ``−J_n`` (``v_n + g_n ≥ 0 ⟂ p_n⁻``), so with the pushing
+        one it holds ``v_n = −g_n`` exactly with a free ``p_n = p_n⁺ − p_n⁻``; its friction cone is
+        ``μ (p_n⁺ + p_n⁻)``, which a pair ``p_n⁺ = p_n⁻`` can widen at no normal impulse: an
+        attracting contact sticks whenever sticking is feasible (glue, as the stack needs).
+        Sliding contacts (friction folded into the normal column) never attract: their friction
+        would be unbounded.
     """
     if direction not in ("forward", "backward"):
         raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
@@ -401,6 +412,7 @@ def solve_island(
     couple: list[tuple[int, int, float]] = []  # extra (row, col, value) entries
     branch = np.empty(nc, dtype="U16")
     normal_var = np.zeros(nc, dtype=int)
+    pull_var = np.full(nc, -1, dtype=int)  # the pulling variable of an attracting contact
     # moving-velocity quantities at contacts, for the backward classification
     for i in range(nc):
         a, b = int(contacts.body_a[i]), int(contacts.body_b[i])
@@ -462,8 +474,16 @@ def solve_island(
         rows.append(Jn)
         wcols.append(col_n)
         qvel.append(qn)
+        pull = -1
+        if backward and attract is not None and attract[i] and branch[i] == "resting":
+            pull = len(rows)  # p_n⁻: the same contact pulling (§4 "Stacking")
+            pull_var[i] = pull
+            rows.append(-Jn)
+            # pulling reverses the normal impulse, not the folded sliding friction: μ|p_n|
+            wcols.append(col_n - 2.0 * Jn)
+            qvel.append(-qn)
 
-        def pyramid(dirs_rows, goal_vec, coef, dir_vectors, jn=jn):
+        def pyramid(dirs_rows, goal_vec, coef, dir_vectors, jn=jn, pull=pull):
             """β_j along the given rows, their slack λ, and the cone row coef·p_n − Σβ."""
             start = len(rows)
             for Jd, dvec in zip(dirs_rows, dir_vectors, strict=True):
@@ -481,6 +501,8 @@ def solve_island(
                 couple.append((j, lam, 1.0))  # + λ in each direction row
                 couple.append((lam, j, -1.0))  # − Σ β in the cone row
             couple.append((lam, jn, coef))  # + coef · p_n
+            if pull >= 0:
+                couple.append((lam, pull, coef))  # + coef · p_n⁻: the cone of |p_n|
 
         if fric:
             Jt1 = isl.linear_row(a, b, p, t1)
@@ -512,4 +534,6 @@ def solve_island(
     du = At @ (Wm.T @ z)
     vel = ufree - du if backward else ufree + du
     pn = np.array([z[j] if j >= 0 else 0.0 for j in normal_var])
+    pulling = pull_var >= 0
+    pn[pulling] -= z[pull_var[pulling]]
     return IslandSolution(bodies, vel.reshape(nb, 6), pn, res, m, branch, lcp_seconds)

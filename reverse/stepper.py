@@ -73,7 +73,15 @@ __all__ = [
     "forward_configuration",
     "find_islands",
     "align_tangents",
+    "free_bodies",
+    "blend_weight",
 ]
+
+#: Free-to-bounce test (§4 "Stacking"): two contact normals of a body "oppose" when their dot
+#: product is below this. The paper asks for positive dot products; −1e-9 instead of 0 keeps
+#: exactly perpendicular normals (a box in a corner: floor and wall) from flipping on round-off —
+#: they do not oppose, so such a body stays free.
+FREE_DOT = -1e-9
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,24 @@ class StepSettings:
         Let islands at rest with no goals skip the solve.
     max_fixed_point : int
         Iteration cap of the backward orientation solve.
+    free_to_bounce : bool
+        Backward only, §4 "Stacking": goals (hints, the Markov model) may start a body at rest
+        moving only if it is *free to bounce* — every pair of its contact normals has a positive
+        dot product (:func:`free_bodies`); goals on the contacts of constrained bodies (the
+        lower blocks of a stack) are dropped, so objects leave a pile from the top.
+    attract : bool
+        Backward only, §4 "Stacking": the resting contacts of constrained bodies may carry a
+        negative normal impulse (the paper's non-physical "attraction"), which keeps a stack
+        from flying apart when its top is knocked off backward (Fig. 6).
+    restitution_blend : float
+        Backward only, §4 "Rapid velocity growth": after an elastic collision between two
+        bodies their restitution is set to 1 and blended back to its value over this many
+        seconds (raised-cosine), so bodies rattling between others do not gain energy at every
+        micro-collision. 0 (default) keeps Newton's law exact (and the round trips).
+    angular_damping, linear_damping : float
+        Backward only, §4 "High angular velocities": rates (1/s) of a non-physical damping
+        applied backward, ``ω ← ω e^(−c h)`` and ``v ← v e^(−c h)`` before each backward LCP
+        (which then restores the contact constraints). 0 (default): none.
     """
 
     dt: float
@@ -109,6 +135,11 @@ class StepSettings:
     baumgarte: float = 0.1
     sleep: bool = True
     max_fixed_point: int = 50
+    free_to_bounce: bool = True
+    attract: bool = False
+    restitution_blend: float = 0.0
+    angular_damping: float = 0.0
+    linear_damping: float = 0.0
 
 
 @dataclass
@@ -133,6 +164,12 @@ class StepReport:
     )
     contact_set: ContactSet | None = None
     branches: np.ndarray | None = None
+    #: Backward: moving bodies in contact that were not free to bounce (§4 "Stacking").
+    constrained: int = 0
+    #: Backward: goals dropped because their bodies were constrained.
+    goals_dropped: int = 0
+    #: Backward: contacts whose restitution was raised by the micro-collision blend.
+    blended: int = 0
 
     @property
     def failed(self) -> int:
@@ -255,6 +292,43 @@ def align_tangents(
     return contacts.with_tangents(t1, r1)
 
 
+# ----------------------------------------------------------------------------- heuristics
+def free_bodies(contacts: ContactSet, n: int) -> np.ndarray:
+    """Free-to-bounce test of Twigg & James §4 "Stacking", shape (n,) bool.
+
+    A body is free when every pair of its contact normals (each pointing into the body) has a
+    positive dot product (above :data:`FREE_DOT`); a body with opposing normals — pressed from
+    two sides, like a block inside a stack — is constrained. Bodies without contacts are free.
+    """
+    free = np.ones(n, dtype=bool)
+    nc = len(contacts)
+    if nc < 2:
+        return free
+    into = np.concatenate([contacts.normal, -contacts.normal])  # into A; into B
+    owner = np.concatenate([contacts.body_a, contacts.body_b])
+    ok = owner >= 0
+    into, owner = into[ok], owner[ok]
+    order = np.argsort(owner, kind="stable")
+    into, owner = into[order], owner[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    ends = np.r_[starts[1:], owner.size]
+    for a, b in zip(starts, ends, strict=True):
+        if b - a < 2:
+            continue
+        N = into[a:b]
+        if np.min(N @ N.T) < FREE_DOT:
+            free[owner[a]] = False
+    return free
+
+
+def blend_weight(elapsed: float, duration: float) -> float:
+    """Weight of restitution 1 after an elastic collision ``elapsed`` seconds ago (reverse time):
+    1 at the collision, 0 after ``duration``, a raised cosine in between (smooth at both ends)."""
+    if duration <= 0 or elapsed >= duration:
+        return 0.0
+    return 0.5 * (1.0 + np.cos(np.pi * max(elapsed, 0.0) / duration))
+
+
 # ----------------------------------------------------------------------------- stepper
 ContactSource = Callable[[np.ndarray, np.ndarray], ContactSet]
 
@@ -269,6 +343,9 @@ class Stepper:
         ``contact_source(position, orientation) -> ContactSet`` at a configuration.
     settings : StepSettings
     joints : JointModel, optional
+    free_override : ndarray of int, shape (n,), optional
+        Per body: 1 free to bounce, 0 constrained, −1 decided by :func:`free_bodies` (the
+        user's override of §4 "Stacking").
     """
 
     def __init__(
@@ -277,11 +354,19 @@ class Stepper:
         contact_source: ContactSource,
         settings: StepSettings,
         joints: JointModel | None = None,
+        free_override: np.ndarray | None = None,
     ):
         self.rigid = rigid
         self.contact_source = contact_source
         self.settings = settings
         self.joints = joints
+        n = len(rigid.mass)
+        self.free_override = (
+            np.full(n, -1, dtype=int) if free_override is None else np.asarray(free_override)
+        )
+        #: Reverse time of the backward steps taken so far, s.
+        self.reverse_time = 0.0
+        self._elastic: dict[tuple[int, int], float] = {}  # body pair -> reverse time
         self._warm: dict[tuple, np.ndarray] = {}
 
     # ------------------------------------------------------------------ public
@@ -305,16 +390,32 @@ class Stepper:
         )
         velocity = np.concatenate([state.linear_velocity, w_move], axis=1)
         velocity[~rigid.moving] = 0.0
+        if s.linear_damping > 0:  # §4 "High angular velocities": backward damping
+            velocity[:, :3] *= np.exp(-s.linear_damping * s.dt)
+        if s.angular_damping > 0:
+            velocity[:, 3:] *= np.exp(-s.angular_damping * s.dt)
         t1 = time.perf_counter()
         rep.timing["integration"] += t1 - t0
         if contacts is None:
             contacts = self.contact_source(x, q)
+        contacts = self._blend_restitution(contacts, rep)
         g, pref, pref_roll = (None, None, None)
         if goals is not None:
             g, pref, pref_roll = goals(contacts, x, velocity)
+        attract = None
+        if len(contacts) and (s.free_to_bounce or s.attract):
+            constrained = self._constrained(contacts)
+            rep.constrained = int(np.sum(constrained))
+            on_constrained = _touches(contacts, constrained)
+            if s.free_to_bounce and g is not None:
+                g = self._drop_goals(contacts, constrained, g, rep)
+            if s.attract:
+                attract = on_constrained
         contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular, pref, pref_roll)
         rep.timing["contacts"] += time.perf_counter() - t1
-        new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep)
+        new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep, attract)
+        self._record_elastic(contacts, rep)
+        self.reverse_time += s.dt
         t2 = time.perf_counter()
         # L⁻ = I_w(q⁻) ω⁻ is the stored angular velocity's momentum at q⁻: ω⁻ itself.
         out = State(x, q, new_velocity[:, :3], new_velocity[:, 3:])
@@ -340,8 +441,67 @@ class Stepper:
         rep.timing["integration"] += time.perf_counter() - t2
         return out, rep
 
+    # ------------------------------------------------------------------ heuristics (§4)
+    def _constrained(self, contacts: ContactSet) -> np.ndarray:
+        """Moving bodies in contact that may not start moving (override, else the test)."""
+        n = len(self.rigid.mass)
+        free = free_bodies(contacts, n)
+        free = np.where(self.free_override >= 0, self.free_override > 0, free)
+        in_contact = np.zeros(n, dtype=bool)
+        for col in (contacts.body_a, contacts.body_b):
+            in_contact[col[col >= 0]] = True
+        return in_contact & self.rigid.moving & ~free
+
+    def _drop_goals(self, contacts, constrained, g: Goals, rep: StepReport) -> Goals:
+        """Goals act only through free bodies: a contact keeps its goals if one of its moving
+        bodies is free to bounce (a free block may leave the constrained one below it)."""
+        a, b = contacts.body_a, contacts.body_b
+        moving = self.rigid.moving
+        free_a = (a >= 0) & moving[np.maximum(a, 0)] & ~constrained[np.maximum(a, 0)]
+        free_b = (b >= 0) & moving[np.maximum(b, 0)] & ~constrained[np.maximum(b, 0)]
+        drop = ~(free_a | free_b)
+        has = (g.normal != 0) | np.any(g.tangential != 0, axis=1) | np.any(g.rolling != 0, axis=1)
+        drop &= has
+        if not drop.any():
+            return g
+        rep.goals_dropped = int(drop.sum())
+        normal, tangential, rolling = g.normal.copy(), g.tangential.copy(), g.rolling.copy()
+        normal[drop] = 0.0
+        tangential[drop] = 0.0
+        rolling[drop] = 0.0
+        return Goals(normal, tangential, rolling)
+
+    def _blend_restitution(self, contacts: ContactSet, rep: StepReport) -> ContactSet:
+        """Restitution 1 blended back to its value after an elastic collision of the pair."""
+        T = self.settings.restitution_blend
+        if T <= 0 or not self._elastic or not len(contacts):
+            return contacts
+        alpha = contacts.restitution.copy()
+        for i, (a, b) in enumerate(zip(contacts.body_a.tolist(), contacts.body_b.tolist(),
+                                       strict=True)):  # fmt: skip
+            t_hit = self._elastic.get((min(a, b), max(a, b)))
+            if t_hit is not None:
+                w = blend_weight(self.reverse_time - t_hit, T)
+                if w > 0:
+                    alpha[i] = alpha[i] + (1.0 - alpha[i]) * w
+                    rep.blended += 1
+        return replace(contacts, restitution=alpha)
+
+    def _record_elastic(self, contacts: ContactSet, rep: StepReport) -> None:
+        T = self.settings.restitution_blend
+        if T <= 0 or rep.branches is None:
+            return
+        now = self.reverse_time
+        for i in np.flatnonzero(np.char.startswith(rep.branches, "elastic")):
+            a, b = int(contacts.body_a[i]), int(contacts.body_b[i])
+            self._elastic[(min(a, b), max(a, b))] = now
+        if len(self._elastic) > 4 * len(self.rigid.mass):  # forget blends that have ended
+            self._elastic = {k: t for k, t in self._elastic.items() if now - t < T}
+
     # ------------------------------------------------------------------ internals
-    def _solve(self, direction, x, q, velocity, contacts, goals, rep: StepReport) -> np.ndarray:
+    def _solve(
+        self, direction, x, q, velocity, contacts, goals, rep: StepReport, attract=None
+    ) -> np.ndarray:
         s, rigid = self.settings, self.rigid
         n = len(rigid.mass)
         nc = len(contacts)
@@ -400,6 +560,7 @@ class Stepper:
             sub = contacts.subset(sel)
             sub = _as_static(sub, members)
             gsub = Goals(goals.normal[sel], goals.tangential[sel], goals.rolling[sel])
+            asub = None if attract is None else attract[sel]
             jsub, rhs = None, None
             if jrows is not None:
                 keep = [
@@ -430,6 +591,7 @@ class Stepper:
                 delta=s.delta,
                 delta_angular=s.delta_angular,
                 warm_start=self._warm.get(key),
+                attract=asub,
             )
             elapsed = time.perf_counter() - ta
             lcp_time = sol.lcp_seconds
@@ -455,6 +617,12 @@ class Stepper:
                 rep.islands.append(IslandReport(len(bodies), len(sel), 0, "none", 0, "", 0.0))
         out[~moving] = 0.0
         return out
+
+
+def _touches(contacts: ContactSet, bodies: np.ndarray) -> np.ndarray:
+    """Contacts with at least one participant in the boolean body mask ``bodies``."""
+    a, b = contacts.body_a, contacts.body_b
+    return ((a >= 0) & bodies[np.maximum(a, 0)]) | ((b >= 0) & bodies[np.maximum(b, 0)])
 
 
 def _as_static(contacts: ContactSet, members: np.ndarray) -> ContactSet:
