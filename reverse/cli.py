@@ -51,7 +51,14 @@ def add_reverse_parser(sub) -> None:
         "--seed",
         type=int,
         help="seed for the orientation of the friction pyramids of unhinted contacts "
-        "(default: a fixed world-aligned choice)",
+        "(default: a fixed world-aligned choice) and for the --markov draws",
+    )
+    rv.add_argument(
+        "--markov",
+        metavar="TABLE",
+        help="contact-transition table (JSON, from `workbench markov train`): bodies at rest or "
+        "in contact leave the ground backward as often as forward runs land (Twigg & James "
+        "2008 sec. 4); without --seed the draws use fresh entropy, stored in the file",
     )
     rv.add_argument(
         "--set",
@@ -71,6 +78,7 @@ def cmd_reverse(args) -> int:
     import numpy as np
 
     from reverse.hints import load_hints
+    from reverse.markov import load_model
     from reverse.run import run_reverse
     from workbench.catalog import find_scene
     from workbench.cli import _progress_bar
@@ -85,9 +93,12 @@ def cmd_reverse(args) -> int:
         value = getattr(args, name)
         if value is not None and not (np.isfinite(value) and value > 0):
             raise SceneError(f"--{name}", "", f"expected a positive number of seconds, got {value}")
+    if args.seed is not None and args.seed < 0:
+        raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
     dt = args.dt or scene.settings.dt
     hints = load_hints(args.hints, scene.body_names) if args.hints else []
     hints_text = Path(args.hints).read_text() if args.hints else ""
+    markov = load_model(args.markov) if args.markov else None
     out = Path(args.output or f"{path.stem}_reverse.h5")
     n_steps = int(round(args.duration / dt))
     bar = None if args.quiet else _progress_bar(n_steps, "steps")
@@ -100,6 +111,7 @@ def cmd_reverse(args) -> int:
             hints=hints,
             seed=args.seed,
             progress=None if bar is None else bar.advance,
+            markov=markov,
         )
     finally:
         if bar is not None:
@@ -117,6 +129,15 @@ def cmd_reverse(args) -> int:
             "reverse_dt": dt,
             "reverse_duration": float(traj.time[-1]),
             "hints": hints_text,
+            **(
+                {
+                    "markov_table": markov.to_json(),
+                    "markov_seed": str(result.markov_entropy),
+                    "markov_transitions": result.markov_transitions,
+                }
+                if markov is not None
+                else {}
+            ),
         },
         extra_datasets={"reverse/islands": result.island_log},
     )

@@ -18,6 +18,7 @@ from reverse.contacts import ContactDetector
 from reverse.dynamics import RigidBodies
 from reverse.hints import Hint, HintPolicy
 from reverse.joints import JointModel
+from reverse.markov import MarkovPolicy, TransitionModel
 from reverse.stepper import Stepper, StepReport, StepSettings
 from workbench.errors import SceneError
 from workbench.observers import kinetic_energy
@@ -66,6 +67,10 @@ class ReverseResult:
     trajectory: Trajectory
     island_log: np.ndarray
     timing: dict[str, float]
+    #: Seed entropy of the Markov model's draws (``None`` without a model).
+    markov_entropy: int | None = None
+    #: Contact drops the Markov model drew.
+    markov_transitions: int = 0
 
 
 def check_reversible(scene: Scene) -> None:
@@ -191,6 +196,7 @@ def run_reverse(
     seed: int | None = None,
     settings: StepSettings | None = None,
     progress=None,
+    markov: TransitionModel | None = None,
 ) -> ReverseResult:
     """Step ``scene`` backward for ``duration`` seconds.
 
@@ -198,6 +204,12 @@ def run_reverse(
     ``duration`` (the scene's state); each state's diagnostics describe the backward step that
     produced it (the scene's own state has zeros). A state that would be non-finite ends the run:
     the states before it are kept and the trajectory is marked ``"nonfinite"``.
+
+    ``markov`` (opt-in): a contact-transition table (:mod:`reverse.markov`); every step, each
+    body in contact that no hint acts on may drop to fewer contacts with the table's
+    probability, its separating contacts getting normal goals (Twigg & James 2008 §4). Its draws
+    come from ``SeedSequence(seed, spawn_key=(1,))`` (fresh entropy without a seed, returned in
+    :attr:`ReverseResult.markov_entropy`), independent of the friction-pyramid draws.
     """
     dt = scene.settings.dt if dt is None else float(dt)
     if settings is None:
@@ -207,13 +219,19 @@ def run_reverse(
         raise SceneError("--duration", "", f"expected at least one step of {dt:g} s")
     stepper, detector, state = build_stepper(scene, settings, seed=seed)
     policy = HintPolicy(hints or [], scene.body_names, dt, settings.epsilon)
+    goals, markov_entropy = policy, None
+    if markov is not None:  # the Markov model wraps the hints (policy.reverse_time still set)
+        seq = np.random.SeedSequence(seed)
+        markov_entropy = int(seq.entropy)
+        rng = np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(1,)))
+        goals = MarkovPolicy(markov, policy, rng, dt, settings.epsilon)
     states, diag_rows, log, timing = [state], [_diag_row(None)], [], {}
     status, message = "ok", ""
     try:
         report_every = max(1, n_steps // 100)
         for k in range(1, n_steps + 1):
             policy.reverse_time = (k - 1) * dt
-            new, rep = stepper.backward(state, policy)
+            new, rep = stepper.backward(state, goals)
             _add_timing(timing, rep)
             for r in rep.islands:
                 log.append(
@@ -253,7 +271,8 @@ def run_reverse(
     island_log = np.array(log, dtype=ISLAND_LOG_DTYPE)
     island_log["step"] = n - 1 - island_log["step"] if n else island_log["step"]
     island_log["time"] = times[-1] + island_log["time"] if n else island_log["time"]
-    return ReverseResult(traj, island_log, timing)
+    n_drops = goals.transitions if markov is not None else 0
+    return ReverseResult(traj, island_log, timing, markov_entropy, n_drops)
 
 
 def run_forward_mirror(

@@ -317,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     from reverse.cli import add_reverse_parser  # the reverse stepper owns its command
 
     add_reverse_parser(sub)
+    from reverse.markov_cli import add_markov_parser  # the Markov model owns its command
+
+    add_markov_parser(sub)
     from workbench.inverse_cli import add_inverse_parser
 
     add_inverse_parser(sub)

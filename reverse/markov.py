@@ -1,0 +1,652 @@
+"""Contact-transition Markov model of Twigg & James 2008 [1]_ §4 ("Sliding, skidding, and
+bouncing", Figs. 9–10): how often, and to which state, a body's contact state drops per backward
+step, estimated from forward runs.
+
+Contact state ``η`` of a body: the number of distinct contact points, classified as 0 (free
+flight), 1 (vertex), 2 (edge) or 3 (three or more: flat on a face) — the states of Fig. 9. The
+model holds ``P(η^{t−Δt} | η^t)`` for one step ``Δt`` (``[1]`` writes ``P(η^t | η^{t−Δt})`` for the
+same quantity: "the probability of transitioning from η^t contacts to η^{t−Δt}").
+
+Only transitions to *fewer* contacts are modelled: a backward step can make a contact separate
+(a normal goal ``v_n^goal``, Eq. 8) but cannot make a separating contact stick ([1]_ §4, Fig. 10).
+Backward transitions to more contacts happen by themselves (a body falls backward onto the
+ground). So, from the forward counts ``N[i, j]`` = number of forward steps from ``j`` contacts to
+``i`` contacts (a backward step from ``i`` to ``j``),
+
+    P(j | i) = N[i, j] / Σ_k N[i, k]      for j < i,
+    P(i | i) = 1 − Σ_{j<i} P(j | i),
+
+i.e. every step that does not drop to fewer contacts — staying, or rising, which the dynamics
+produce — counts as "no transition", and the per-step rate of each drop equals its forward rate.
+
+Also here: the sampling used by the backward stepper (:func:`sample_separation`,
+:class:`MarkovPolicy`), the statistics of Fig. 9 (:func:`contact_states`,
+:func:`time_to_first_liftoff`, :func:`number_of_transitions`) and :func:`total_variation`.
+Pure numpy (no PyBullet): the forward runs are in :mod:`reverse.markov_training`.
+
+References
+----------
+.. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25 (SIGGRAPH 2008).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from reverse.dynamics import ContactSet, Goals
+from reverse.stepper import free_bodies
+from workbench.errors import WorkbenchError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "N_STATES",
+    "STATE_NAMES",
+    "DISTINCT_TOLERANCE",
+    "QUANTILE_LEVELS",
+    "MarkovModelError",
+    "TransitionModel",
+    "MarkovPolicy",
+    "classify",
+    "count_distinct",
+    "contact_states",
+    "count_transitions",
+    "transition_probabilities",
+    "speed_quantiles",
+    "choose_separating",
+    "sample_separation",
+    "goal_speed",
+    "time_to_first_liftoff",
+    "number_of_transitions",
+    "total_variation",
+    "load_model",
+]
+
+#: Version of the JSON layout written by :meth:`TransitionModel.save`.
+FORMAT_VERSION = 1
+
+#: Contact states of [1]_ Fig. 9: 0 free, 1 vertex, 2 edge, 3 (3 or more contacts) face.
+N_STATES = 4
+STATE_NAMES = ("free", "vertex", "edge", "face")
+
+#: Contact points closer than this (m) are one contact: PyBullet's manifolds can report the same
+#: corner twice (a point of the last step and a new one); distinct corners of the bodies this
+#: model is meant for (blocks of ≥ 1 cm) are ten times farther apart.
+DISTINCT_TOLERANCE = 1e-3
+
+#: Probability levels at which the normal approach speeds of forward landings are stored; the
+#: sampler interpolates between them (inverse CDF, piecewise linear).
+QUANTILE_LEVELS = np.linspace(0.0, 1.0, 21)
+
+
+class MarkovModelError(WorkbenchError):
+    """A transition-table file is missing, not JSON, or not a table of this format."""
+
+
+# ----------------------------------------------------------------------------- states
+def classify(n_contacts) -> np.ndarray:
+    """Contact state (0, 1, 2, 3) of contact counts (any shape): ``min(n, 3)`` ([1]_ Fig. 9)."""
+    n = np.asarray(n_contacts)
+    if np.any(n < 0):
+        raise ValueError("contact counts must be non-negative")
+    return np.minimum(n, N_STATES - 1).astype(np.int8)
+
+
+def count_distinct(points: np.ndarray, tol: float = DISTINCT_TOLERANCE) -> int:
+    """Number of distinct points among ``points`` (k, 3), m: points within ``tol`` of an earlier
+    kept point are the same contact."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    kept: list[np.ndarray] = []
+    for p in points:
+        if all(np.linalg.norm(p - q) > tol for q in kept):
+            kept.append(p)
+    return len(kept)
+
+
+def contact_states(contact_counts) -> np.ndarray:
+    """Contact-state sequences from per-step contact counts.
+
+    Parameters
+    ----------
+    contact_counts : array_like of int, shape (n_steps,) or (n_runs, n_steps)
+        Distinct contact points of one body per step (forward time order).
+
+    Returns
+    -------
+    ndarray of int8, same shape
+        States 0–3.
+    """
+    return classify(np.asarray(contact_counts, dtype=np.int64))
+
+
+def _sequences(states) -> tuple[bool, list[np.ndarray]]:
+    """``(is_one_sequence, sequences)`` of a 1-D or 2-D array or a list of 1-D arrays."""
+    if isinstance(states, np.ndarray):
+        return states.ndim == 1, [states] if states.ndim == 1 else list(states)
+    items = list(states)
+    if items and np.ndim(items[0]) == 0:
+        return True, [np.asarray(items)]
+    return False, [np.asarray(s) for s in items]
+
+
+def count_transitions(states) -> np.ndarray:
+    """Backward transition counts of forward state sequences.
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n_steps,) or (n_runs, n_steps), or a list of 1-D arrays
+        Contact states in forward time order.
+
+    Returns
+    -------
+    ndarray of int64, shape (4, 4)
+        ``N[i, j]``: steps with ``η^t = i`` and ``η^{t−Δt} = j`` (a backward step from ``i`` to
+        ``j``). The diagonal counts steps without a change.
+    """
+    _, seqs = _sequences(states)
+    counts = np.zeros((N_STATES, N_STATES), dtype=np.int64)
+    for seq in seqs:
+        s = np.asarray(seq, dtype=np.int64)
+        if s.size and (s.min() < 0 or s.max() >= N_STATES):
+            raise ValueError(f"contact states must be in 0..{N_STATES - 1}")
+        np.add.at(counts, (s[1:], s[:-1]), 1)
+    return counts
+
+
+def transition_probabilities(counts) -> np.ndarray:
+    """``P(η^{t−Δt} = j | η^t = i)`` from backward transition counts (module docstring).
+
+    Implements the model of [1]_ Fig. 10: only drops (``j < i``) have their forward rate; all
+    other steps count as "no transition". A state never visited stays put with probability 1.
+
+    Parameters
+    ----------
+    counts : array_like, shape (4, 4)
+        :func:`count_transitions`.
+
+    Returns
+    -------
+    ndarray, shape (4, 4)
+        Rows sum to 1; zero above the diagonal.
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape != (N_STATES, N_STATES) or np.any(counts < 0):
+        raise ValueError("counts must be a (4, 4) array of non-negative numbers")
+    total = counts.sum(axis=1)
+    P = np.zeros((N_STATES, N_STATES))
+    for i in range(N_STATES):
+        if total[i] > 0:
+            # Fig. 10 of [1]: P(η^{t−Δt} = j | η^t = i) = N[i, j] / Σ_k N[i, k] for j < i
+            P[i, :i] = counts[i, :i] / total[i]
+        P[i, i] = 1.0 - P[i, :i].sum()
+    return P
+
+
+def speed_quantiles(samples) -> list[float] | None:
+    """Quantiles of normal approach speeds (m/s) at :data:`QUANTILE_LEVELS`; ``None`` if empty."""
+    s = np.asarray(samples, dtype=float)
+    if s.size == 0:
+        return None
+    return [float(x) for x in np.quantile(s, QUANTILE_LEVELS)]
+
+
+# ----------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class TransitionModel:
+    """A trained contact-transition table.
+
+    Attributes
+    ----------
+    counts : ndarray of int64, shape (4, 4)
+        Backward transition counts ``N[i, j]`` (:func:`count_transitions`) of the training runs.
+    dt : float
+        Step of the training runs, s; the probabilities are per step of this length.
+    speeds : dict
+        ``(i, j) -> list`` of quantiles (:data:`QUANTILE_LEVELS`) of the normal approach speed,
+        m/s, with which the forward runs landed in a step from ``j`` to ``i > j`` contacts: the
+        normal goals ``v_n^goal`` that undo such a landing backward (key ``"i->j"`` in the
+        file). ``(-1, -1)`` (``"all"``) holds all landings pooled.
+    meta : dict
+        How the table was made (command, seed, number of runs, duration, sampling ranges).
+    """
+
+    counts: np.ndarray
+    dt: float
+    speeds: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        counts = np.asarray(self.counts)
+        if counts.shape != (N_STATES, N_STATES):
+            raise ValueError("counts must have shape (4, 4)")
+        if not (math.isfinite(self.dt) and self.dt > 0):
+            raise ValueError("dt must be a positive number of seconds")
+        object.__setattr__(self, "counts", counts.astype(np.int64))
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        """``P[i, j] = P(η^{t−Δt} = j | η^t = i)`` per step of :attr:`dt`, shape (4, 4)."""
+        return transition_probabilities(self.counts)
+
+    def step_probabilities(self, dt: float | None = None) -> np.ndarray:
+        """Transition probabilities per step of ``dt`` (default: the training step).
+
+        A step of another length keeps each state's mean holding time: ``P(i | i)`` becomes
+        ``P(i | i)^(dt/dt_train)`` and the drops share the rest in the trained proportions
+        (exact for a continuous-time chain whose states only drop, first order otherwise).
+        """
+        P = self.probabilities
+        if dt is None or dt == self.dt:
+            return P
+        if not (math.isfinite(dt) and dt > 0):
+            raise ValueError("dt must be a positive number of seconds")
+        out = np.zeros_like(P)
+        for i in range(N_STATES):
+            leave = 1.0 - P[i, i]
+            stay = P[i, i] ** (dt / self.dt)
+            if leave > 0:
+                out[i, :i] = P[i, :i] / leave * (1.0 - stay)
+            out[i, i] = 1.0 - out[i, :i].sum()
+        return out
+
+    def sample_target(self, state: int, rng: np.random.Generator, dt: float | None = None) -> int:
+        """Draw ``η^{t−Δt}`` given ``η^t = state`` ([1]_ §4: "use a random-number generator to
+        decide whether to transition to a different contact state")."""
+        row = self.step_probabilities(dt)[int(state)]
+        return int(min(np.searchsorted(np.cumsum(row), rng.random(), side="right"), state))
+
+    def sample_speed(self, state: int, target: int, rng: np.random.Generator) -> float:
+        """A normal goal speed, m/s, for the contacts that separate in a drop from ``state`` to
+        ``target``: drawn from the forward landings ``target → state`` (pooled landings when
+        there were none; 0 when the table has no landings at all)."""
+        q = self.speeds.get((int(state), int(target))) or self.speeds.get((-1, -1))
+        if not q:
+            return 0.0
+        return float(np.interp(rng.random(), QUANTILE_LEVELS, q))
+
+    # ------------------------------------------------------------------ storage
+    def to_json(self) -> str:
+        """The table as JSON text (deterministic: the same table gives the same bytes)."""
+        doc = {
+            "format": "rigid-workbench contact-transition table",
+            "format_version": FORMAT_VERSION,
+            "states": list(STATE_NAMES),
+            "convention": "rows: contact state at t (eta_t); columns: state at t - dt "
+            "(eta_{t-dt}); counts[i][j] = forward steps from j to i contacts",
+            "dt": float(self.dt),
+            **{k: self.meta[k] for k in sorted(self.meta)},
+            "counts": self.counts.tolist(),
+            "probabilities": [[round(float(x), 12) for x in row] for row in self.probabilities],
+            "speed_quantile_levels": [round(float(x), 12) for x in QUANTILE_LEVELS],
+            "goal_speeds": {
+                ("all" if i < 0 else f"{i}->{j}"): [round(x, 9) for x in q]
+                for (i, j), q in sorted(self.speeds.items())
+            },
+        }
+        text = json.dumps(doc, indent=1, allow_nan=False)
+        # lists of numbers or strings on one line each (a 4 x 4 table reads as 4 rows)
+        text = re.sub(
+            r"\[\n\s+([^\[\]{}]*?)\n\s*\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text
+        )
+        return text + "\n"
+
+    def save(self, path) -> Path:
+        """Write :meth:`to_json` to ``path`` (through a temporary file and ``os.replace``)."""
+        import os
+
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<table>") -> TransitionModel:
+        """Parse :meth:`to_json` text; :class:`MarkovModelError` (one line) if it is not one."""
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MarkovModelError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(doc, dict) or "format_version" not in doc:
+            raise MarkovModelError(
+                f"{source}: not a contact-transition table (no format_version; make one with "
+                "`workbench markov train`)"
+            )
+        if doc["format_version"] != FORMAT_VERSION:
+            raise MarkovModelError(
+                f"{source}: format_version {doc['format_version']!r} is not supported "
+                f"(expected {FORMAT_VERSION})"
+            )
+        counts = doc.get("counts")
+        try:
+            arr = np.asarray(counts)
+            ok = arr.shape == (N_STATES, N_STATES) and arr.dtype.kind in "iu" and np.all(arr >= 0)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise MarkovModelError(
+                f"{source}: counts: expected a 4 x 4 table of non-negative integers"
+            )
+        dt = doc.get("dt")
+        if isinstance(dt, bool) or not isinstance(dt, int | float) or not (0 < dt < math.inf):
+            raise MarkovModelError(f"{source}: dt: expected a positive number of seconds")
+        speeds = {}
+        goal = doc.get("goal_speeds", {})
+        if not isinstance(goal, dict):
+            raise MarkovModelError(f"{source}: goal_speeds: expected a mapping 'i->j': [...]")
+        for key, q in goal.items():
+            try:
+                i, j = (-1, -1) if key == "all" else (int(x) for x in key.split("->"))
+                qs = [float(x) for x in q]
+                good = len(qs) == len(QUANTILE_LEVELS) and all(
+                    0 <= a <= b < math.inf for a, b in zip(qs, qs[1:], strict=False)
+                )
+            except (ValueError, TypeError, AttributeError):
+                good = False
+            if not good:
+                raise MarkovModelError(
+                    f"{source}: goal_speeds.{key}: expected {len(QUANTILE_LEVELS)} "
+                    "non-decreasing speeds (m/s) >= 0"
+                )
+            speeds[(i, j)] = qs
+        skip = {
+            "format",
+            "format_version",
+            "states",
+            "convention",
+            "dt",
+            "counts",
+            "probabilities",
+            "speed_quantile_levels",
+            "goal_speeds",
+        }
+        meta = {k: v for k, v in doc.items() if k not in skip}
+        return cls(np.asarray(counts, dtype=np.int64), float(dt), speeds, meta)
+
+
+def load_model(path) -> TransitionModel:
+    """Read a table written by :meth:`TransitionModel.save`; one-line errors."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MarkovModelError(
+            f"{path}: cannot read contact-transition table: {exc.strerror}"
+        ) from None
+    except UnicodeDecodeError:
+        raise MarkovModelError(f"{path}: not valid JSON (not UTF-8 text)") from None
+    return TransitionModel.from_json(text, str(path))
+
+
+# ----------------------------------------------------------------------------- sampling
+def choose_separating(
+    points: np.ndarray, normal: np.ndarray, n_keep: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Which contacts separate so that ``n_keep`` remain.
+
+    [1]_ §4 selects the separating contacts at random; picking a random subset of a face's four
+    corners would keep two *diagonal* corners, which is not an edge. Here a direction ``u`` is
+    drawn uniformly in the contact plane and the ``n_keep`` points lowest along ``u`` stay: for a
+    face they are one corner (vertex) or two adjacent corners (edge), the body tips about them.
+
+    Parameters
+    ----------
+    points : ndarray, shape (k, 3)
+        Contact points, m.
+    normal : ndarray, shape (3,)
+        Mean contact normal (into the body).
+    n_keep : int
+        Contacts that stay (0 ≤ n_keep ≤ k).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of bool, shape (k,)
+        True for the contacts that separate.
+    """
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    k = len(points)
+    if not 0 <= n_keep <= k:
+        raise ValueError(f"cannot keep {n_keep} of {k} contacts")
+    n = np.asarray(normal, dtype=float)
+    n = n / np.linalg.norm(n)
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = np.cross(n, a)
+    t1 /= np.linalg.norm(t1)
+    t2 = np.cross(n, t1)
+    ang = rng.uniform(0.0, 2.0 * np.pi)
+    u = math.cos(ang) * t1 + math.sin(ang) * t2
+    order = np.argsort(points @ u, kind="stable")
+    separate = np.ones(k, dtype=bool)
+    separate[order[:n_keep]] = False
+    return separate
+
+
+def sample_separation(
+    model: TransitionModel,
+    points: np.ndarray,
+    normal: np.ndarray,
+    rng: np.random.Generator,
+    dt: float | None = None,
+) -> tuple[int, np.ndarray, float]:
+    """One backward step of the Markov model for one body ([1]_ §4, Fig. 10).
+
+    Counts the body's distinct active contacts (state ``i``), draws ``η^{t−Δt} = j`` and, if
+    ``j < i``, which contacts separate and their normal goal speed.
+
+    Parameters
+    ----------
+    model : TransitionModel
+    points : ndarray, shape (k, 3)
+        The body's active contact points, m.
+    normal : ndarray, shape (3,)
+        Mean contact normal into the body.
+    rng : numpy.random.Generator
+    dt : float, optional
+        Step, s (default: the model's).
+
+    Returns
+    -------
+    target : int
+        The drawn state ``j`` (``i`` when nothing changes).
+    separate : ndarray of bool, shape (k,)
+        Contacts to separate (all False when nothing changes). Points within
+        :data:`DISTINCT_TOLERANCE` of each other separate together.
+    speed : float
+        Normal goal speed of the separating contacts, m/s (0 when nothing changes).
+    """
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    k = len(points)
+    separate = np.zeros(k, dtype=bool)
+    if k == 0:
+        return 0, separate, 0.0
+    # duplicates (the same corner reported twice) are one contact
+    rep = np.full(k, -1)
+    distinct: list[int] = []
+    for m in range(k):
+        for d in distinct:
+            if np.linalg.norm(points[m] - points[d]) <= DISTINCT_TOLERANCE:
+                rep[m] = d
+                break
+        else:
+            distinct.append(m)
+            rep[m] = m
+    state = int(classify(len(distinct)))
+    target = model.sample_target(state, rng, dt)
+    if target >= state:
+        return state, separate, 0.0
+    sep_distinct = choose_separating(points[distinct], normal, target, rng)
+    separated = {d for d, s in zip(distinct, sep_distinct, strict=True) if s}
+    separate = np.array([rep[m] in separated for m in range(k)])
+    return target, separate, model.sample_speed(state, target, rng)
+
+
+class MarkovPolicy:
+    """Goals of each backward step: the hints' goals, plus normal goals drawn from a
+    :class:`TransitionModel` for every body in contact that no hint acts on this step ([1]_ §4).
+
+    A body takes part only if it is "free to bounce" ([1]_ §4 "Stacking"): the contact normals
+    into it do not oppose (:func:`reverse.stepper.free_bodies`; a body pressed from two sides is not). Each
+    step, per body in scene order: count its distinct contacts, draw the transition
+    (:func:`sample_separation`), and give the separating contacts the drawn normal goal
+    (:func:`goal_speed`: within ``[α ε, ε)`` where the contact has restitution α).
+
+    Parameters
+    ----------
+    model : TransitionModel
+    hints : callable
+        The hint policy (:class:`reverse.hints.HintPolicy`); its goals come first.
+    rng : numpy.random.Generator
+    dt : float
+        Step of the run, s (the model's probabilities are rescaled to it).
+    epsilon : float
+        Restitution cut-off ε, m/s.
+
+    Attributes
+    ----------
+    transitions : int
+        Drops drawn so far.
+    """
+
+    def __init__(self, model: TransitionModel, hints, rng: np.random.Generator, dt, epsilon):
+        self.model = model
+        self.hints = hints
+        self.rng = rng
+        self.dt = float(dt)
+        self.epsilon = float(epsilon)
+        self.transitions = 0
+
+    def __call__(self, contacts: ContactSet, position, velocity):
+        goals, pref, pref_roll = self.hints(contacts, position, velocity)
+        k = len(contacts)
+        if k == 0:
+            return goals, pref, pref_roll
+        hinted = np.zeros(k, dtype=bool)
+        if isinstance(goals, Goals):
+            hinted = (
+                (goals.normal != 0)
+                | np.any(goals.tangential != 0, axis=1)
+                | np.any(goals.rolling != 0, axis=1)
+            )
+        bodies = np.unique(np.concatenate([contacts.body_a, contacts.body_b]))
+        free = free_bodies(contacts, int(bodies.max()) + 1) if bodies.size else np.zeros(0, bool)
+        for j in bodies[bodies >= 0]:
+            sign = np.where(contacts.body_a == j, 1.0, np.where(contacts.body_b == j, -1.0, 0.0))
+            mine = np.flatnonzero(sign != 0)
+            if np.any(hinted[mine]):
+                continue  # a hint decides this body's step
+            normals = contacts.normal[mine] * sign[mine, None]  # from the other body into j
+            if not free[j]:  # §4 "Stacking" of [1]: only bodies free to bounce leave
+                continue
+            mean = normals.sum(axis=0)
+            target, separate, speed = sample_separation(
+                self.model, contacts.point[mine], mean, self.rng, self.dt
+            )
+            if not separate.any():
+                continue
+            self.transitions += 1
+            for i in mine[separate]:
+                goals.normal[i] = goal_speed(speed, contacts.restitution[i], self.epsilon)
+        return goals, pref, pref_roll
+
+
+def goal_speed(speed: float, restitution: float, epsilon: float) -> float:
+    """The normal goal, m/s, for a drawn separation ``speed`` at a contact of ``restitution`` α.
+
+    Where α > 0 the goal is kept in ``[α ε, ε)``: a faster landing would have bounced forward
+    ([1]_ §3.1, ``0 < v_goal < ε``, as for bounce hints), and a slower one leaves a backward
+    arrival of that contact below the elastic branch of Eq. 7 (``v_n / α ≥ ε``), where the
+    backward step gives it no impulse and the body sinks into the ground. Where α = 0 the drawn
+    speed is used as it is.
+    """
+    if restitution <= 0:
+        return float(speed)
+    # Eq. (7)-(8) in [1]: α ε ≤ v_goal < ε
+    return float(min(max(speed, restitution * epsilon), np.nextafter(epsilon, 0.0)))
+
+
+# ----------------------------------------------------------------------------- statistics
+def time_to_first_liftoff(states, dt: float) -> np.ndarray:
+    """Reverse time, s, from the end of each sequence to its first state in another contact
+    state.
+
+    In [1]_ Fig. 9 time runs from right to left: a backward run starts from the final state (at
+    rest) and "lifts off" at its first transition. A sequence that never changes gives its whole
+    duration, ``(n_steps − 1) dt`` (censored).
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n_steps,) or (n_runs, n_steps), or a list of 1-D arrays
+        Contact states in forward time order (the last entry is the final state).
+    dt : float
+        Step, s.
+
+    Returns
+    -------
+    ndarray, shape () or (n_runs,)
+    """
+    one, seqs = _sequences(states)
+    out = np.empty(len(seqs))
+    for r, seq in enumerate(seqs):
+        s = np.asarray(seq)
+        same = s[::-1] == s[-1]  # reverse time order: does the state still equal the final one?
+        steps = len(s) - 1 if same.all() else int(np.argmin(same))
+        out[r] = steps * dt
+    return out[0] if one else out
+
+
+def number_of_transitions(states) -> np.ndarray:
+    """Changes of contact state in each sequence (steps whose state differs from the last).
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n_steps,) or (n_runs, n_steps), or a list of 1-D arrays
+
+    Returns
+    -------
+    ndarray of int, shape () or (n_runs,)
+    """
+    one, seqs = _sequences(states)
+    out = np.array([int(np.sum(np.diff(np.asarray(s)) != 0)) for s in seqs])
+    return out[0] if one else out
+
+
+def total_variation(a, b, bins=None) -> float:
+    """Total-variation distance ``½ Σ_x |p_a(x) − p_b(x)|`` between the empirical distributions of
+    two samples.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (n_a,), (n_b,)
+        Samples.
+    bins : int or array_like, optional
+        Histogram bin edges (or a number of equal bins over the pooled range) for continuous
+        values; ``None`` compares the distinct values themselves (discrete samples).
+
+    Returns
+    -------
+    float
+        In [0, 1]: 0 for equal empirical distributions, 1 for disjoint supports.
+    """
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.size == 0 or b.size == 0:
+        raise ValueError("total_variation needs two non-empty samples")
+    if bins is None:
+        values = np.union1d(a, b)
+        pa = np.array([np.mean(a == v) for v in values])
+        pb = np.array([np.mean(b == v) for v in values])
+    else:
+        both = np.concatenate([a, b])
+        edges = np.histogram_bin_edges(both, bins=bins)
+        # values outside explicit edges go to the end bins, so both histograms sum to 1
+        a_c = np.clip(a, edges[0], edges[-1])
+        b_c = np.clip(b, edges[0], edges[-1])
+        pa = np.histogram(a_c, bins=edges)[0] / a.size
+        pb = np.histogram(b_c, bins=edges)[0] / b.size
+    return float(0.5 * np.sum(np.abs(pa - pb)))

@@ -1,0 +1,364 @@
+"""Training data of the contact-transition Markov model (Twigg & James 2008 [1]_ §4, Fig. 9):
+many forward PyBullet runs of one body thrown at the ground, its contact state per step, and the
+transition counts of :mod:`reverse.markov`.
+
+Run ``i`` draws its throw from ``numpy.random.SeedSequence(entropy, spawn_key=(i,))`` (DESIGN.md
+"Randomness and parallelism") and rebuilds its PyBullet world with ``resetSimulation()``, so the
+table is bit-identical whatever the number of worker processes. Each worker process keeps one
+DIRECT client.
+
+Contact counting: after every step, the points of ``getContactPoints`` between the thrown body
+and the others with distance ≤ :data:`reverse.contacts.TOUCH_TOLERANCE` (the points the reverse
+stepper lets take part in a step), duplicates within :data:`reverse.markov.DISTINCT_TOLERANCE`
+merged. Planes are 1 m thick boxes (``Engine(plane_as_box=True)``, as in the reverse stepper): a
+box on a ``GEOM_PLANE`` gains manifold points one per step, on a box it reports its 4 corners at
+once, so a landing on a face is one step from 0 or 2 to 3+ contacts as in the backward runs.
+
+References
+----------
+.. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25 (SIGGRAPH 2008).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from reverse.markov import (
+    DISTINCT_TOLERANCE,
+    TransitionModel,
+    classify,
+    count_transitions,
+    speed_quantiles,
+)
+from workbench.errors import SceneError
+
+__all__ = [
+    "THROW",
+    "Throw",
+    "ThrowResult",
+    "sample_throw",
+    "thrown_body",
+    "run_throw",
+    "run_throws",
+    "train",
+]
+
+#: Ranges of the random throws (the paper randomizes "both the initial angular and linear
+#: velocities"; the numbers are ours). Height: of the body's lowest possible point above the
+#: ground, m. Speeds: horizontal components uniform in ±horizontal_speed, m/s; vertical uniform in
+#: [−vertical_speed, 0] (thrown downward or dropped), m/s; each angular velocity component uniform
+#: in ±angular_speed, rad/s. Orientation: uniform on SO(3). A 0.2 m block then lands within
+#: 0.1–0.4 s at up to ~4.5 m/s and tumbles, slides and bounces on its corners before it settles.
+THROW = {
+    "clearance": [0.05, 0.3],
+    "horizontal_speed": 2.0,
+    "vertical_speed": 3.0,
+    "angular_speed": 10.0,
+    "orientation": "uniform",
+}
+
+#: Most runs per task handed to a worker: large enough that pool overhead (~0.1 ms per task) is
+#: negligible, small enough for a smooth progress bar (fewer when there are few runs per worker).
+RUNS_PER_TASK = 25
+
+
+@dataclass(frozen=True)
+class Throw:
+    """Initial state of the thrown body (centre of mass, world frame)."""
+
+    position: np.ndarray  # (3,), m
+    orientation: np.ndarray  # (4,), body frame, x-y-z-w
+    linear_velocity: np.ndarray  # (3,), m/s
+    angular_velocity: np.ndarray  # (3,), rad/s
+
+
+@dataclass
+class ThrowResult:
+    """Contact states of one run and the approach speeds of its landings.
+
+    Attributes
+    ----------
+    states : ndarray of int8, shape (n_steps + 1,)
+        Contact state after each step (the first entry: the initial state).
+    landings : ndarray, shape (m, 3)
+        ``(i, j, speed)`` for every step from ``j`` to ``i > j`` contacts: the largest normal
+        approach speed (m/s) of its contact points at the start of the step.
+    """
+
+    states: np.ndarray
+    landings: np.ndarray
+
+
+def throw_rng(entropy: int, i: int) -> np.random.Generator:
+    """The generator of run ``i`` (independent of worker count and order)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(i,))))
+
+
+def sample_throw(rng: np.random.Generator, base_xy, lowest: float, reach: float) -> Throw:
+    """A random throw (:data:`THROW`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    base_xy : array_like, shape (2,)
+        Horizontal position of the centre of mass, m.
+    lowest : float
+        Height of the ground's top, m.
+    reach : float
+        Largest distance from the centre of mass to a point of the body, m.
+    """
+    from scipy.spatial.transform import Rotation
+
+    lo, hi = THROW["clearance"]
+    z = lowest + reach + rng.uniform(lo, hi)
+    q = Rotation.random(random_state=rng).as_quat()
+    vh = THROW["horizontal_speed"]
+    v = np.array(
+        [rng.uniform(-vh, vh), rng.uniform(-vh, vh), -rng.uniform(0.0, THROW["vertical_speed"])]
+    )
+    w = rng.uniform(-THROW["angular_speed"], THROW["angular_speed"], 3)
+    return Throw(np.array([base_xy[0], base_xy[1], z]), q, v, w)
+
+
+# ----------------------------------------------------------------------------- one process
+_CACHE: dict = {}  # this process's scene and PyBullet engine, keyed by the scene recipe
+
+
+def _engine(recipe):
+    """This process's (scene, engine, body index) for ``recipe = (path, overrides, dt)``."""
+    if _CACHE.get("recipe") != recipe:
+        from workbench.engine import Engine
+        from workbench.loader import load_scene
+
+        if "engine" in _CACHE:
+            _CACHE.pop("engine").close()
+        path, overrides, dt = recipe
+        scene = load_scene(path, dict(overrides)).with_settings(dt=dt)
+        body = thrown_body(scene)
+        _CACHE.update(recipe=recipe, scene=scene, body=body)
+        _CACHE["engine"] = Engine(scene, visual=False, plane_as_box=True)
+    return _CACHE["scene"], _CACHE["engine"], _CACHE["body"]
+
+
+def thrown_body(scene) -> int:
+    """Index of the scene's one moving body; :class:`SceneError` unless there is exactly one."""
+    moving = [k for k, b in enumerate(scene.bodies) if not b.fixed]
+    if len(moving) != 1:
+        raise SceneError(
+            scene.source,
+            "bodies",
+            f"expected exactly one moving body to throw, found {len(moving)} "
+            "(the others must be fixed, e.g. a plane)",
+        )
+    return moving[0]
+
+
+def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
+    """Run ``i``: throw the scene's moving body, step ``n_steps`` times, record contact states.
+
+    ``recipe`` is ``(scene path, overrides tuple, dt)``; this process's engine is rebuilt
+    (``resetSimulation``) for the run, so the result depends on ``(entropy, i)`` only.
+    """
+    from reverse.contacts import TOUCH_TOLERANCE
+    from workbench.state import State
+
+    scene, eng, j = _engine(recipe)
+    eng.rebuild()
+    p, c = eng.p, eng.client
+    uid = eng.uids[j]
+    others = [u for k, u in enumerate(eng.uids) if k != j]
+    lo, hi = p.getAABB(uid, physicsClientId=c)
+    st = eng.state()
+    corners = np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    )
+    reach = float(np.max(np.linalg.norm(corners - st.position[j], axis=1)))
+    ground_top = max(p.getAABB(u, physicsClientId=c)[1][2] for u in others)
+    throw = sample_throw(throw_rng(entropy, i), st.position[j, :2], ground_top, reach)
+    pos, q = st.position.copy(), st.orientation.copy()
+    v, w = st.linear_velocity.copy(), st.angular_velocity.copy()
+    pos[j], q[j], v[j], w[j] = (
+        throw.position,
+        throw.orientation,
+        throw.linear_velocity,
+        throw.angular_velocity,
+    )
+    eng.set_state(State(pos, q, v, w))
+    p.performCollisionDetection(physicsClientId=c)
+
+    def contacts() -> tuple[int, list]:
+        pts = [
+            pt
+            for pt in p.getContactPoints(bodyA=uid, physicsClientId=c)
+            if pt[8] <= TOUCH_TOLERANCE
+        ]
+        kept: list = []
+        for pt in pts:
+            if all(math.dist(pt[5], k[5]) > DISTINCT_TOLERANCE for k in kept):
+                kept.append(pt)
+        return len(kept), kept
+
+    states = np.empty(n_steps + 1, dtype=np.int8)
+    states[0] = classify(contacts()[0])
+    landings = []
+    for k in range(1, n_steps + 1):
+        x0, _ = p.getBasePositionAndOrientation(uid, physicsClientId=c)
+        v0, w0 = p.getBaseVelocity(uid, physicsClientId=c)
+        eng.step((k - 1) * scene.settings.dt)
+        n, pts = contacts()
+        states[k] = classify(n)
+        if states[k] > states[k - 1]:
+            # approach speed of each point at the start of the step: −(v + ω × r) · n
+            x0, v0, w0 = np.array(x0), np.array(v0), np.array(w0)
+            speed = 0.0
+            for pt in pts:
+                r = np.array(pt[5]) - x0
+                vn = float(np.dot(v0 + np.cross(w0, r), pt[7]))
+                speed = max(speed, -vn)
+            landings.append((states[k], states[k - 1], speed))
+    return ThrowResult(states, np.array(landings, dtype=float).reshape(-1, 3))
+
+
+def _run_chunk(recipe, entropy: int, indices, n_steps: int):
+    return [(i, run_throw(recipe, entropy, i, n_steps)) for i in indices]
+
+
+# ----------------------------------------------------------------------------- many runs
+def _executor(workers: int):
+    if workers <= 1:
+        return None
+    import multiprocessing as mp
+
+    # forkserver: workers fork from a clean process that never held a PyBullet client
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["reverse.markov_training"])
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
+def run_throws(
+    scene_path,
+    n: int,
+    entropy: int,
+    *,
+    overrides: tuple = (),
+    dt: float,
+    duration: float,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[ThrowResult]:
+    """``n`` forward runs (:func:`run_throw`), in index order.
+
+    Parameters
+    ----------
+    scene_path : str or Path
+        Scene with one moving body (thrown) and fixed ground.
+    n : int
+        Number of runs.
+    entropy : int
+        Seed of the runs' ``SeedSequence``.
+    overrides : tuple of (name, value)
+        Scene parameter overrides.
+    dt, duration : float
+        Step and length of each run, s.
+    workers : int
+        Processes (1: this process).
+    progress : callable, optional
+        ``progress(done, total)`` after each batch of runs.
+    """
+    n_steps = int(round(duration / dt))
+    recipe = (str(scene_path), tuple(overrides), float(dt))
+    size = max(1, min(RUNS_PER_TASK, math.ceil(n / (4 * max(workers, 1)))))
+    chunks = [range(s, min(s + size, n)) for s in range(0, n, size)]
+    results: list = [None] * n
+    done = 0
+    ex = _executor(min(workers, len(chunks)))
+    try:
+        if ex is None:
+            outs = (_run_chunk(recipe, entropy, ch, n_steps) for ch in chunks)
+        else:
+            futs = [ex.submit(_run_chunk, recipe, entropy, ch, n_steps) for ch in chunks]
+            outs = (f.result() for f in cf.as_completed(futs))
+        for out in outs:
+            for i, res in out:
+                results[i] = res
+            done += len(out)
+            if progress is not None:
+                progress(done, n)
+    finally:
+        if ex is not None:
+            ex.shutdown(cancel_futures=True)
+        elif "engine" in _CACHE:
+            _CACHE.pop("engine").close()
+            _CACHE.clear()
+    return results
+
+
+def train(
+    scene_path,
+    n: int,
+    entropy: int,
+    *,
+    overrides: tuple = (),
+    dt: float,
+    duration: float,
+    workers: int = 1,
+    command: str = "",
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[TransitionModel, list[ThrowResult]]:
+    """Train a :class:`~reverse.markov.TransitionModel` from ``n`` throws (:func:`run_throws`).
+
+    Returns the model and the runs. The model's metadata (``meta``) holds ``command``, the seed,
+    ``n``, ``dt``, ``duration``, the scene file's name and SHA-256, and :data:`THROW`: everything
+    that determines the table, nothing that does not (no worker count, no clock), so the same
+    inputs write the same bytes.
+    """
+    runs = run_throws(
+        scene_path,
+        n,
+        entropy,
+        overrides=overrides,
+        dt=dt,
+        duration=duration,
+        workers=workers,
+        progress=progress,
+    )
+    counts = count_transitions([r.states for r in runs])
+    landings = np.concatenate([r.landings for r in runs]) if runs else np.zeros((0, 3))
+    speeds: dict = {}
+    pooled = speed_quantiles(landings[:, 2])
+    if pooled is not None:
+        speeds[(-1, -1)] = pooled
+    for i in range(1, 4):
+        for j in range(i):
+            sel = (landings[:, 0] == i) & (landings[:, 1] == j)
+            q = speed_quantiles(landings[sel, 2])
+            if q is not None:
+                speeds[(i, j)] = q
+    path = Path(scene_path)
+    meta = {
+        "command": command,
+        "seed": int(entropy),
+        "n": int(n),
+        "duration": float(duration),
+        "scene": path.name,
+        "scene_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "overrides": {str(k): v for k, v in overrides},
+        "throw": THROW,
+        "contact_touch_tolerance": _touch_tolerance(),
+        "distinct_tolerance": DISTINCT_TOLERANCE,
+        "landings": int(len(landings)),
+    }
+    return TransitionModel(counts, float(dt), speeds, meta), runs
+
+
+def _touch_tolerance() -> float:
+    from reverse.contacts import TOUCH_TOLERANCE
+
+    return TOUCH_TOLERANCE
