@@ -491,8 +491,8 @@ class MarkovPolicy:
     :class:`TransitionModel` for every body in contact that no hint acts on this step ([1]_ §4).
 
     A body takes part only if it is "free to bounce" ([1]_ §4 "Stacking"): the contact normals
-    into it do not oppose (:func:`reverse.stepper.free_bodies`; a body pressed from two sides is not). Each
-    step, per body in scene order: count its distinct contacts, draw the transition
+    into it do not oppose (:func:`reverse.stepper.free_bodies`; a body pressed from two sides
+    is not). Each step, per body in scene order: count its distinct contacts, draw the transition
     (:func:`sample_separation`), and give the separating contacts the drawn normal goal
     (:func:`goal_speed`: within ``[α ε, ε)`` where the contact has restitution α).
 

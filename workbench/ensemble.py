@@ -36,6 +36,7 @@ __all__ = [
     "run_realization",
     "realization_rng",
     "NOMINAL_INDEX",
+    "executor_for",
 ]
 
 #: Index passed to :func:`run_realization` for the nominal (deterministic) run.
@@ -258,7 +259,7 @@ def run_ensemble(
             progress(done, n)
 
     try:
-        with _executor(workers, scheduler, executor, len(todo)) as ex:
+        with executor_for(workers, scheduler, executor, len(todo)) as ex:
             for i, traj, seconds in _map(ex, ref, entropy, todo, workers):
                 batch.append((i, _conform(traj, store.schema)))
                 result.task_seconds += seconds
@@ -330,7 +331,10 @@ class _Serial(cf.Executor):
         return fut
 
 
-def _executor(workers: int, scheduler: str | None, executor, n_tasks: int):
+def executor_for(workers: int, scheduler: str | None, executor, n_tasks: int):
+    """A context manager giving the executor of a parallel job: the caller's ``executor``
+    (not shut down), a Dask cluster's at ``scheduler``, this process for one worker or task, or
+    a forkserver process pool of ``workers``."""
     if executor is not None:
         return _Borrowed(executor)
     if scheduler is not None:
