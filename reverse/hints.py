@@ -11,6 +11,8 @@ A hints file (YAML)::
       - body: wheel
         roll: {direction: [0, 1, 0], speed: 1.0}    # it rolled in along +y without slipping
         at: 0.2                                     # 0.2 s before the final state
+      - body: base
+        free: false                                 # never starts moving (§4 "Stacking")
 
 Each hint sets the goal velocities of the body's contacts at the one backward step taken at
 reverse time ``at`` (seconds before the scene's final state, default 0): ``slide`` the goal
@@ -19,6 +21,10 @@ tangential velocity of Eq. 9–10 (and the friction direction ``w_i``), ``bounce
 (``r``: distance from the centre of mass to the contact) with zero slip. After that step the
 body's own motion carries on: a sliding contact has maximal friction, a rolling one maximal
 rolling resistance, so the body keeps gaining speed backward.
+
+``free`` overrides the free-to-bounce test of §4 "Stacking" for a body (the paper's user
+override): ``true`` lets goals start it moving whatever its contacts, ``false`` never does; a
+body with ``free: false`` is also treated as constrained by the attraction option.
 
 This module is pure (no PyBullet); :func:`load_hints` reports bad files in one line.
 """
@@ -34,15 +40,22 @@ import yaml
 from reverse.dynamics import ContactSet, Goals
 from workbench.errors import SceneError
 
-__all__ = ["Hint", "HintPolicy", "load_hints", "parse_hints"]
+__all__ = [
+    "Hint",
+    "HintPolicy",
+    "load_hints",
+    "parse_hints",
+    "free_overrides",
+    "script_hints",
+]
 
-_KINDS = ("slide", "bounce", "roll")
+_KINDS = ("slide", "bounce", "roll", "free")
 
 
 @dataclass(frozen=True)
 class Hint:
     body: str
-    kind: str  # slide | bounce | roll
+    kind: str  # slide | bounce | roll | free (speed 1: free, 0: constrained)
     direction: np.ndarray  # unit (zeros for bounce)
     speed: float
     at: float = 0.0
@@ -108,11 +121,26 @@ def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
             speed = _number(source, f"{loc}.bounce", spec, positive=True)
             out.append(Hint(body, kind, np.zeros(3), speed, at))
             continue
+        if kind == "free":
+            if not isinstance(spec, bool):
+                raise SceneError(source, f"{loc}.free", f"expected true or false, got {spec!r}")
+            out.append(Hint(body, kind, np.zeros(3), float(spec), at))
+            continue
         if not isinstance(spec, dict) or set(spec) != {"direction", "speed"}:
             raise SceneError(source, f"{loc}.{kind}", "expected {direction: [x, y, z], speed: m/s}")
         d = _unit(source, f"{loc}.{kind}.direction", spec["direction"])
         speed = _number(source, f"{loc}.{kind}.speed", spec["speed"], positive=True)
         out.append(Hint(body, kind, d, speed, at))
+    return out
+
+
+def free_overrides(hints, body_names) -> np.ndarray:
+    """Per body: 1 free to bounce, 0 constrained, −1 decided by the test (the ``free`` hints)."""
+    out = np.full(len(body_names), -1, dtype=int)
+    index = {name: k for k, name in enumerate(body_names)}
+    for h in hints:
+        if h.kind == "free":
+            out[index[h.body]] = int(h.speed > 0)
     return out
 
 
@@ -131,6 +159,38 @@ def load_hints(path, body_names) -> list[Hint]:
             str(path), "", "not valid YAML", None if line is None else line + 1
         ) from None
     return parse_hints(data, body_names, str(path))
+
+
+def script_hints(path, parameters, body_names) -> tuple[list[Hint], str]:
+    """Hints from a scene script's ``hints(**parameters)`` function (``--hints script``): the
+    script that builds a large final state (thousands of balls) also says how each body got
+    there. Returns the hints and their YAML text (stored with the run).
+
+    ``parameters`` are the scene's resolved parameters; ``hints`` receives those its signature
+    accepts (or all of them with ``**kwargs``).
+    """
+    import inspect
+    import runpy
+
+    source = str(path)
+    if not source.endswith(".py"):
+        raise SceneError(source, "--hints script", "only a scene script (.py) can give hints")
+    try:
+        namespace = runpy.run_path(source, run_name="workbench_scene")
+    except Exception as exc:  # the user's script failed
+        raise SceneError(source, "", f"the script raised {type(exc).__name__}: {exc}") from None
+    fn = namespace.get("hints")
+    if not callable(fn):
+        raise SceneError(source, "hints", "--hints script needs a function hints(**parameters)")
+    sig = inspect.signature(fn)
+    takes_all = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+    kwargs = {k: v for k, v in parameters.items() if takes_all or k in sig.parameters}
+    try:
+        data = fn(**kwargs)
+    except Exception as exc:
+        raise SceneError(source, "hints", f"raised {type(exc).__name__}: {exc}") from None
+    hints = parse_hints(data, body_names, f"{source}: hints()")
+    return hints, yaml.safe_dump(data, sort_keys=False)
 
 
 class HintPolicy:
@@ -157,7 +217,7 @@ class HintPolicy:
     def active(self) -> list[Hint]:
         """Hints whose step is the one starting at the current reverse time."""
         t, h = self.reverse_time, self.dt
-        return [x for x in self.hints if t - 0.5 * h <= x.at < t + 0.5 * h]
+        return [x for x in self.hints if x.kind != "free" and t - 0.5 * h <= x.at < t + 0.5 * h]
 
     def __call__(self, contacts: ContactSet, position, velocity):
         k = len(contacts)

@@ -16,7 +16,7 @@ import numpy as np
 
 from reverse.contacts import ContactDetector
 from reverse.dynamics import RigidBodies
-from reverse.hints import Hint, HintPolicy
+from reverse.hints import Hint, HintPolicy, free_overrides
 from reverse.joints import JointModel
 from reverse.markov import MarkovPolicy, TransitionModel
 from reverse.stepper import Stepper, StepReport, StepSettings
@@ -31,6 +31,7 @@ __all__ = [
     "build_stepper",
     "run_reverse",
     "run_forward_mirror",
+    "stitch_forward",
 ]
 
 #: Diagnostics recorded per state, in forward time order (the step *into* each state backward).
@@ -71,6 +72,8 @@ class ReverseResult:
     markov_entropy: int | None = None
     #: Contact drops the Markov model drew.
     markov_transitions: int = 0
+    #: Reverse time (s before the final state) at which the energy limit was first exceeded.
+    energy_exceeded_at: float | None = None
 
 
 def check_reversible(scene: Scene) -> None:
@@ -118,7 +121,11 @@ def initial_state(scene: Scene, detector: ContactDetector) -> State:
 
 
 def build_stepper(
-    scene: Scene, settings: StepSettings, *, seed: int | None = None
+    scene: Scene,
+    settings: StepSettings,
+    *,
+    seed: int | None = None,
+    free_override: np.ndarray | None = None,
 ) -> tuple[Stepper, ContactDetector, State]:
     check_reversible(scene)
     rng = None if seed is None else np.random.default_rng(seed)
@@ -134,7 +141,7 @@ def build_stepper(
             b = -1 if jt.parent == WORLD else names.index(jt.parent)
             defs.append((jt.type, a, b, jt.anchor, jt.axis))
         joints = JointModel.from_definitions(defs, state.position, state.orientation, ~rigid.moving)
-    return Stepper(rigid, detector, settings, joints), detector, state
+    return Stepper(rigid, detector, settings, joints, free_override), detector, state
 
 
 def _diag_row(rep: StepReport | None) -> list[float]:
@@ -197,6 +204,8 @@ def run_reverse(
     settings: StepSettings | None = None,
     progress=None,
     markov: TransitionModel | None = None,
+    energy_limit: float | None = None,
+    on_energy: str = "stop",
 ) -> ReverseResult:
     """Step ``scene`` backward for ``duration`` seconds.
 
@@ -210,14 +219,29 @@ def run_reverse(
     probability, its separating contacts getting normal goals (Twigg & James 2008 §4). Its draws
     come from ``SeedSequence(seed, spawn_key=(1,))`` (fresh entropy without a seed, returned in
     :attr:`ReverseResult.markov_entropy`), independent of the friction-pyramid draws.
+
+    ``energy_limit`` (J, §4 "Rapid velocity growth"): a guard on the total kinetic energy. When a
+    state exceeds it, ``on_energy="stop"`` ends the run there (the states up to the last one
+    under the limit are kept, status ``"energy"``); ``"flag"`` runs on and says so in the
+    trajectory's message and :attr:`ReverseResult.energy_exceeded_at`.
     """
+    if on_energy not in ("stop", "flag"):
+        raise ValueError(f"on_energy: expected 'stop' or 'flag', got {on_energy!r}")
+    if energy_limit is not None and not (energy_limit > 0 and np.isfinite(energy_limit)):
+        raise SceneError(
+            "--energy-limit", "", f"expected a positive number of J, got {energy_limit}"
+        )
     dt = scene.settings.dt if dt is None else float(dt)
     if settings is None:
         settings = StepSettings(dt)
     n_steps = int(round(duration / dt))
     if n_steps < 1:
         raise SceneError("--duration", "", f"expected at least one step of {dt:g} s")
-    stepper, detector, state = build_stepper(scene, settings, seed=seed)
+    stepper, detector, state = build_stepper(
+        scene, settings, seed=seed, free_override=free_overrides(hints or [], scene.body_names)
+    )
+    rigid = stepper.rigid
+    exceeded_at = None
     policy = HintPolicy(hints or [], scene.body_names, dt, settings.epsilon)
     goals, markov_entropy = policy, None
     if markov is not None:  # the Markov model wraps the hints (policy.reverse_time still set)
@@ -255,6 +279,26 @@ def run_reverse(
                     "before the final state; the later states are kept"
                 )
                 break
+            if energy_limit is not None and exceeded_at is None:
+                e = float(
+                    kinetic_energy(
+                        rigid.mass,
+                        rigid.inertia,
+                        new.orientation[None],
+                        new.linear_velocity[None],
+                        new.angular_velocity[None],
+                    ).sum()
+                )
+                if e > energy_limit:
+                    exceeded_at = k * dt
+                    message = (
+                        f"kinetic energy {e:.4g} J exceeded the limit {energy_limit:g} J at "
+                        f"{k * dt:.6g} s before the final state"
+                    )
+                    if on_energy == "stop":
+                        status = "energy"
+                        message += "; the later states are kept"
+                        break
             states.append(new)
             diag_rows.append(_diag_row(rep))
             state = new
@@ -272,7 +316,7 @@ def run_reverse(
     island_log["step"] = n - 1 - island_log["step"] if n else island_log["step"]
     island_log["time"] = times[-1] + island_log["time"] if n else island_log["time"]
     n_drops = goals.transitions if markov is not None else 0
-    return ReverseResult(traj, island_log, timing, markov_entropy, n_drops)
+    return ReverseResult(traj, island_log, timing, markov_entropy, n_drops, exceeded_at)
 
 
 def run_forward_mirror(
@@ -308,3 +352,58 @@ def run_forward_mirror(
         detector.close()
     traj = _trajectory(scene, stepper.rigid, states, diag_rows, times, status, message)
     return ReverseResult(traj, np.zeros(0, dtype=ISLAND_LOG_DTYPE), timing)
+
+
+def stitch_forward(reverse: Trajectory, scene: Scene, duration: float, dt: float) -> Trajectory:
+    """The reverse run followed by ``duration`` seconds of PyBullet forward simulation from the
+    scene's state — one trajectory through an intermediate frame (the CRASH example, [1] §5).
+
+    ``reverse`` ends at the scene's state (as :func:`run_reverse` returns it); the forward run
+    starts there at the same ``dt`` and its records follow, every step. Diagnostics of the
+    forward part: the kinetic energy, PyBullet's contact count when the scene observes it
+    (else NaN), and zeros for the LCP columns (PyBullet solved those steps).
+    """
+    from workbench.forward import run_scene
+
+    fwd = run_scene(scene.with_settings(dt=dt, duration=float(duration), record_every=1))
+    n = len(reverse.body_names)
+    mass = np.zeros(n)
+    inertia = np.tile(np.eye(3), (n, 1, 1))
+    for j, name in enumerate(reverse.body_names):
+        if f"{name}/mass" in reverse.params:
+            mass[j] = float(reverse.params[f"{name}/mass"])
+            inertia[j] = reverse.params[f"{name}/inertia"]
+    tail = slice(1, None)  # the forward run's first record is the scene's state again
+    ke = kinetic_energy(
+        mass,
+        inertia,
+        fwd.orientation[tail],
+        fwd.linear_velocity[tail],
+        fwd.angular_velocity[tail],
+    ).sum(axis=1)
+    m = ke.size
+    diag = {}
+    for key, values in reverse.diagnostics.items():
+        if key == "kinetic_energy":
+            extra = ke
+        elif key == "contact_count":
+            extra = np.asarray(fwd.diagnostics.get("contact_count", np.full(m + 1, np.nan)))[tail]
+        else:
+            extra = np.zeros(m)
+        diag[key] = np.concatenate([values, extra])
+
+    def cat(a, b):
+        return np.concatenate([a, b[tail]], axis=0)
+
+    return Trajectory(
+        time=np.concatenate([reverse.time, reverse.time[-1] + fwd.time[tail]]),
+        body_names=reverse.body_names,
+        position=cat(reverse.position, fwd.position),
+        orientation=cat(reverse.orientation, fwd.orientation),
+        linear_velocity=cat(reverse.linear_velocity, fwd.linear_velocity),
+        angular_velocity=cat(reverse.angular_velocity, fwd.angular_velocity),
+        diagnostics=diag,
+        params=dict(reverse.params),
+        status=fwd.status,
+        message=fwd.message,
+    )
