@@ -33,7 +33,8 @@ Plausibility controls (Twigg & James §4; all off by default, which keeps the st
 of the forward ones): --restitution-blend S sets a pair's restitution to 1 after an elastic
 collision and blends it back over S seconds; --angular-damping / --linear-damping C damp
 velocities backward at rate C (1/s); --attract lets constrained bodies of a stack pull on their
-supports; goals only start bodies that are free to bounce (--no-free-to-bounce turns the test
+supports; --joint-unit-restitution makes contacts between jointed bodies elastic; goals only
+start bodies that are free to bounce (--no-free-to-bounce turns the test
 off); --energy-limit J stops (or, with --on-energy flag, marks) a run whose kinetic energy
 exceeds J joules.
 
@@ -113,6 +114,11 @@ def add_reverse_parser(sub) -> None:
         "--attract",
         action="store_true",
         help="constrained bodies may take a negative normal force (stacks hold)",
+    )
+    g.add_argument(
+        "--joint-unit-restitution",
+        action="store_true",
+        help="restitution 1 between bodies connected by joints (articulated bodies)",
     )
     g.add_argument(
         "--no-free-to-bounce",
@@ -215,6 +221,7 @@ def cmd_reverse(args) -> int:
         restitution_blend=args.restitution_blend,
         angular_damping=args.angular_damping,
         linear_damping=args.linear_damping,
+        joint_unit_restitution=args.joint_unit_restitution,
     )
     options = {
         "duration": args.duration,

@@ -126,6 +126,11 @@ class StepSettings:
         Backward only, §4 "High angular velocities": rates (1/s) of a non-physical damping
         applied backward, ``ω ← ω e^(−c h)`` and ``v ← v e^(−c h)`` before each backward LCP
         (which then restores the contact constraints). 0 (default): none.
+    joint_unit_restitution : bool
+        Backward only, §4 "Joints and constraints": contacts between bodies connected by a
+        chain of joints get restitution 1, so the articulated bodies rebound off each other
+        without the backward energy growth (the paper's "highly unappealing" but working
+        heuristic).
     """
 
     dt: float
@@ -140,6 +145,7 @@ class StepSettings:
     restitution_blend: float = 0.0
     angular_damping: float = 0.0
     linear_damping: float = 0.0
+    joint_unit_restitution: bool = False
 
 
 @dataclass
@@ -367,6 +373,16 @@ class Stepper:
         #: Reverse time of the backward steps taken so far, s.
         self.reverse_time = 0.0
         self._elastic: dict[tuple[int, int], float] = {}  # body pair -> reverse time
+        # articulated groups: bodies linked by chains of joints (−1 where none)
+        self._group = np.full(n, -1, dtype=int)
+        if joints is not None and joints.joints:
+            linked = np.zeros(n, dtype=bool)
+            for a, b in joints.pairs():
+                for body in (a, b):
+                    if body >= 0:
+                        linked[body] = True
+            for k, members in enumerate(find_islands(n, linked, joints.pairs())):
+                self._group[members] = k
         self._warm: dict[tuple, np.ndarray] = {}
 
     # ------------------------------------------------------------------ public
@@ -399,6 +415,8 @@ class Stepper:
         if contacts is None:
             contacts = self.contact_source(x, q)
         contacts = self._blend_restitution(contacts, rep)
+        if s.joint_unit_restitution:
+            contacts = self._articulated_restitution(contacts)
         g, pref, pref_roll = (None, None, None)
         if goals is not None:
             g, pref, pref_roll = goals(contacts, x, velocity)
@@ -486,6 +504,18 @@ class Stepper:
                     alpha[i] = alpha[i] + (1.0 - alpha[i]) * w
                     rep.blended += 1
         return replace(contacts, restitution=alpha)
+
+    def _articulated_restitution(self, contacts: ContactSet) -> ContactSet:
+        """Restitution 1 between bodies of one articulated group (§4 "Joints")."""
+        if not len(contacts) or not np.any(self._group >= 0):
+            return contacts
+        a, b = contacts.body_a, contacts.body_b
+        ga = np.where(a >= 0, self._group[np.maximum(a, 0)], -1)
+        gb = np.where(b >= 0, self._group[np.maximum(b, 0)], -1)
+        same = (ga >= 0) & (ga == gb)
+        if not same.any():
+            return contacts
+        return replace(contacts, restitution=np.where(same, 1.0, contacts.restitution))
 
     def _record_elastic(self, contacts: ContactSet, rep: StepReport) -> None:
         T = self.settings.restitution_blend

@@ -189,3 +189,35 @@ def test_backward_angular_damping_decays_spin_exponentially():
     for _ in range(100):
         s, _ = st.backward(s)
     assert s.angular_velocity[0, 2] == pytest.approx(10.0 * np.exp(-0.5 * 100 * DT), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------- joints
+def test_contacts_between_jointed_bodies_get_unit_restitution():
+    """Three boxes: 0 and 1 hinged together, 2 free. With the option, the 0-1 contact becomes
+    elastic (α = 1) and the others keep theirs (§4 "Joints and constraints")."""
+    from reverse.joints import JointModel
+
+    m = np.ones(3)
+    inertia = np.stack([box_inertia(1.0, 0.1, 0.1, 0.1)] * 3)
+    rigid = RigidBodies(("a", "b", "c"), m, inertia, np.zeros((3, 3)), np.zeros((3, 3)))
+    pos = np.array([[0.0, 0, 0], [0.2, 0, 0], [0.0, 0.5, 0]])
+    orn = np.tile([0.0, 0, 0, 1], (3, 1))
+    joints = JointModel.from_definitions(
+        [("revolute", 1, 0, np.array([0.1, 0, 0.1]), (0.0, 1.0, 0.0))],
+        pos,
+        orn,
+        np.zeros(3, dtype=bool),
+    )
+    cs = concat(
+        contact_set(1, 0, [[0.1, 0, -0.1]], [1, 0, 0], alpha=0.2),
+        contact_set(2, 0, [[0.0, 0.4, 0]], [0, 1, 0], alpha=0.2),
+        contact_set(0, -1, [[0.0, 0, -0.1]], [0, 0, 1], alpha=0.2),
+    )
+    for flag, expected in ((False, [0.2, 0.2, 0.2]), (True, [1.0, 0.2, 0.2])):
+        st = Stepper(rigid, lambda p, q: cs, StepSettings(DT, joint_unit_restitution=flag), joints)
+        seen = []
+        st.backward(
+            State(pos, orn, np.zeros((3, 3)), np.zeros((3, 3))),
+            lambda c, x, u: (seen.append(c.restitution.copy()), (None, None, None))[1],
+        )
+        np.testing.assert_array_equal(seen[0], expected)

@@ -1,0 +1,197 @@
+"""Spelling balls (Twigg & James 2008 §5, Fig. 1): balls at rest in square bins spelling a text.
+
+The scene is the FINAL state of the motion: every lit cell of the text (``workbench.font``, 5 × 7
+cells a glyph) is a square bin with low walls, holding ``per_side × per_side`` balls at rest on
+the ground, a small gap apart. Stepped backward (``workbench reverse``) with the hints of
+:func:`hints` — each ball leaves its bin by a bounce and a slide at its own random time — the
+balls bounce out of the bins and scatter; replayed forward (``workbench replay``) they bounce,
+collide and roll into place. The default text "LOREM IPSUM" has 155 lit cells × 25 balls = 3875
+balls (the paper: 3037 balls spelling "Lorem ipsum dolor sit amet...").
+
+    workbench reverse scenes/spelling_balls.py --hints script --duration 3 \\
+        --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
+    workbench reverse scenes/spelling_balls.py --set text=HI --set per_side=3 --hints script \\
+        --duration 2 --restitution-blend 0.2 --angular-damping 2 -o hi.h5 && workbench replay hi.h5
+
+(``benchmarks/spelling.py`` runs the full scene and reports its cost.) The plausibility controls
+matter here: backward, every elastic collision divides a speed by the restitution and every
+slipping contact slips faster (Twigg & James §4), so without them a 3 s run ends with balls at
+tens of metres per second; with them the earliest state has balls at a few m/s.
+
+Why the balls do not touch: a gap of ``gap`` between neighbours keeps each resting ball its own
+contact island (ball, ground), so a backward step solves many 1-ball LCPs rather than one LCP per
+bin; balls touch once they move. Materials: restitution 0.9 (ball) × 1 (ground, walls) — close
+to one, which limits the backward energy growth (§4 "Rapid velocity growth") — friction 0.1
+(a slipping contact gains (1 + 5/2) μ g of slip per second backward: low friction keeps that
+small) and rolling friction 0.002 (so a resting ball can start rolling backward, §4 "Rolling").
+Contact settings as in ``reverse_landing.yaml`` so that PyBullet's replay agrees with the
+stepper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.font import text_pixels
+
+#: Default text: 155 lit cells in the 5 × 7 font.
+TEXT = "LOREM IPSUM"
+
+
+def _layout(text, per_side, radius, gap, wall):
+    cells = text_pixels(text)
+    if not cells:
+        raise ValueError(f"text {text!r} has no lit cells")
+    pitch = 2 * radius + gap  # ball spacing in a bin
+    inner = per_side * pitch  # free width of a bin
+    cell = inner + wall  # centre-to-centre spacing of bins (one wall between neighbours)
+    rows = max(r for r, _ in cells) + 1
+    cols = max(c for _, c in cells) + 1
+    # centre the text on the origin; row 0 at the top (+y)
+    x0 = -0.5 * (cols - 1) * cell
+    y0 = 0.5 * (rows - 1) * cell
+    centres = {(r, c): (x0 + c * cell, y0 - r * cell) for r, c in cells}
+    return cells, centres, pitch, inner, cell
+
+
+def build(
+    text: str = TEXT,
+    per_side: int = 5,
+    radius: float = 0.02,
+    gap: float = 0.002,
+    wall_height: float = 0.03,
+    wall_thickness: float = 0.004,
+    ball_mass: float = 0.03,
+    restitution: float = 0.9,
+    friction: float = 0.1,
+    rolling_friction: float = 0.002,
+    dt: float = 1.0 / 120.0,
+    duration: float = 3.0,
+):
+    """The final state: bins and resting balls.
+
+    Parameters
+    ----------
+    text : str
+        Text to spell (``workbench.font``; ``\\n`` for a new line).
+    per_side : int
+        Balls along a bin side; a bin holds per_side² balls.
+    radius, gap : float
+        Ball radius and the gap between neighbouring balls, m.
+    wall_height, wall_thickness : float
+        Bin walls, m.
+    ball_mass : float
+        kg.
+    restitution, friction, rolling_friction : float
+        Ball materials (the ground and walls have restitution 1, friction 1, rolling friction 0;
+        PyBullet multiplies restitution and friction, and combines rolling friction as
+        ρ_A μ_B + ρ_B μ_A: docs/reverse.md).
+    dt, duration : float
+        Step and default run length, s.
+    """
+    per_side = int(per_side)
+    cells, centres, pitch, inner, cell = _layout(text, per_side, radius, gap, wall_thickness)
+    bodies = []
+    xs = [c[0] for c in centres.values()]
+    ys = [c[1] for c in centres.values()]
+    span = max(max(xs) - min(xs), max(ys) - min(ys)) + 20.0
+    bodies.append(
+        {
+            "name": "ground",
+            "shape": {"type": "box", "half_extents": [span / 2, span / 2, 0.5]},
+            "position": [0.5 * (max(xs) + min(xs)), 0.5 * (max(ys) + min(ys)), -0.5],
+            "fixed": True,
+            "material": {"friction": 1.0, "restitution": 1.0, "rolling_friction": 0.0},
+        }
+    )
+    # walls: one per cell edge that borders a lit cell (shared edges once)
+    lit = set(cells)
+    edges = set()
+    for r, c in cells:
+        edges.update({("h", r, c), ("h", r + 1, c), ("v", r, c), ("v", r, c + 1)})
+    half_len = 0.5 * cell + 0.5 * wall_thickness
+    wall_material = {"friction": 1.0, "restitution": 1.0, "rolling_friction": 0.0}
+    x_first = min(xs) - min(c for _, c in cells) * cell
+    y_first = max(ys) + min(r for r, _ in cells) * cell
+    for kind, r, c in sorted(edges):
+        if kind == "h":  # the edge above row r (between rows r-1 and r), along x
+            x = x_first + c * cell
+            y = y_first - (r - 0.5) * cell
+            half = [half_len, wall_thickness / 2, wall_height / 2]
+        else:  # the edge left of column c, along y
+            x = x_first + (c - 0.5) * cell
+            y = y_first - r * cell
+            half = [wall_thickness / 2, half_len, wall_height / 2]
+        bodies.append(
+            {
+                "name": f"wall_{kind}{r}_{c}",
+                "shape": {"type": "box", "half_extents": half},
+                "position": [x, y, wall_height / 2],
+                "fixed": True,
+                "material": wall_material,
+            }
+        )
+    ball_material = {
+        "friction": friction,
+        "restitution": restitution,
+        "rolling_friction": rolling_friction,
+    }
+    offsets = (np.arange(per_side) - 0.5 * (per_side - 1)) * pitch
+    n = 0
+    for r, c in cells:
+        cx, cy = centres[(r, c)]
+        for ox in offsets:
+            for oy in offsets:
+                bodies.append(
+                    {
+                        "name": f"ball{n}",
+                        "shape": {"type": "sphere", "radius": radius},
+                        "mass": ball_mass,
+                        "position": [float(cx + ox), float(cy + oy), radius],
+                        "material": ball_material,
+                    }
+                )
+                n += 1
+    assert lit  # every bin has its balls
+    return {
+        "description": f"Spelling balls: {n} balls at rest in {len(cells)} bins spelling "
+        f"{text!r} (final state for workbench reverse)",
+        "settings": {
+            "dt": dt,
+            "duration": duration,
+            "record_every": 1,
+            "contact_erp": 0.0,
+            "contact_processing_threshold": 0.0,
+        },
+        "bodies": bodies,
+    }
+
+
+def hints(
+    text: str = TEXT,
+    per_side: int = 5,
+    seed: int = 1,
+    leave_by: float = 1.5,
+    bounce: float = 0.15,
+    slide_speed: float = 0.3,
+    **_,
+):
+    """Hints for the reverse run: ball k bounces and rolls off at reverse time ``at_k`` ~
+    U(0, leave_by) s, in a uniformly random horizontal direction (forward time: it arrived from
+    that direction rolling at ``slide_speed`` m/s without slipping — a slide would keep slipping
+    faster backward — and landed at ``bounce`` m/s).
+
+    Returns the hints file's content (a mapping with the key ``hints``).
+    """
+    n = len(text_pixels(text)) * int(per_side) ** 2
+    rng = np.random.default_rng(seed)
+    at = rng.uniform(0.0, leave_by, n)
+    phi = rng.uniform(0.0, 2 * np.pi, n)
+    out = []
+    for k in range(n):
+        d = [float(np.cos(phi[k])), float(np.sin(phi[k])), 0.0]
+        out.append({"body": f"ball{k}", "bounce": bounce, "at": float(at[k])})
+        out.append(
+            {"body": f"ball{k}", "roll": {"direction": d, "speed": slide_speed}, "at": float(at[k])}
+        )
+    return {"hints": out}
