@@ -215,9 +215,11 @@ def test_contacts_between_jointed_bodies_get_unit_restitution():
     )
     for flag, expected in ((False, [0.2, 0.2, 0.2]), (True, [1.0, 0.2, 0.2])):
         st = Stepper(rigid, lambda p, q: cs, StepSettings(DT, joint_unit_restitution=flag), joints)
-        seen = []
-        st.backward(
-            State(pos, orn, np.zeros((3, 3)), np.zeros((3, 3))),
-            lambda c, x, u: (seen.append(c.restitution.copy()), (None, None, None))[1],
-        )
+        seen: list[np.ndarray] = []
+
+        def record(c, x, u, seen=seen):
+            seen.append(c.restitution.copy())
+            return None, None, None
+
+        st.backward(State(pos, orn, np.zeros((3, 3)), np.zeros((3, 3))), record)
         np.testing.assert_array_equal(seen[0], expected)
