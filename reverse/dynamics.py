@@ -363,11 +363,12 @@ def solve_island(
         the non-physical "attraction" of [1]_ §4 "Stacking" that keeps constrained bodies of a
         stack from flying apart. Such a contact gets a second, pulling normal variable
         ``p_n⁻ ≥ 0`` with row and column ``−J_n`` (``v_n + g_n ≥ 0 ⟂ p_n⁻``), so with the pushing
-        one it holds ``v_n = −g_n`` exactly with a free ``p_n = p_n⁺ − p_n⁻``; its friction cone is
-        ``μ (p_n⁺ + p_n⁻)``, which a pair ``p_n⁺ = p_n⁻`` can widen at no normal impulse: an
-        attracting contact sticks whenever sticking is feasible (glue, as the stack needs).
-        Sliding contacts (friction folded into the normal column) never attract: their friction
-        would be unbounded.
+        one it holds ``v_n = −g_n`` exactly with a free ``p_n = p_n⁺ − p_n⁻``. Its friction
+        (rolling, spinning) directions get no cone row: each pair ``±d`` then holds the
+        tangential velocity at its goal with a free impulse — glue, as the stack needs. (A cone
+        ``μ (p_n⁺ + p_n⁻)`` would admit sticking too, but also slipping at the cone's edge, and
+        Lemke returns either.) Sliding contacts (friction folded into the normal column) never
+        attract: their friction would be unbounded.
     """
     if direction not in ("forward", "backward"):
         raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
@@ -484,7 +485,8 @@ def solve_island(
             qvel.append(-qn)
 
         def pyramid(dirs_rows, goal_vec, coef, dir_vectors, jn=jn, pull=pull):
-            """β_j along the given rows, their slack λ, and the cone row coef·p_n − Σβ."""
+            """β_j along the given rows, their slack λ, and the cone row coef·p_n − Σβ; for an
+            attracting contact the β_j alone (glue: no cone, the velocity equals its goal)."""
             start = len(rows)
             for Jd, dvec in zip(dirs_rows, dir_vectors, strict=True):
                 rows.append(Jd)
@@ -493,6 +495,14 @@ def solve_island(
                     qvel.append(-(Jd @ ufree) + float(dvec @ goal_vec))
                 else:
                     qvel.append(Jd @ ufree)
+            if pull >= 0:
+                # Attraction (§4 "Stacking"): the rows of d and −d are negatives of each other,
+                # so without λ both w ≥ 0 make each w zero — the tangential (rolling, spinning)
+                # velocity equals its goal, with a free impulse. A cone μ(p_n⁺ + p_n⁻) would
+                # also admit it, but then slipping at the cone's edge solves the LCP as well,
+                # and Lemke may return that: the slip, above δ, makes the contact "sliding"
+                # at the next step, which never attracts, and the stack comes apart.
+                return
             lam = len(rows)
             rows.append(np.zeros(isl.ndof))
             wcols.append(np.zeros(isl.ndof))
@@ -501,8 +511,6 @@ def solve_island(
                 couple.append((j, lam, 1.0))  # + λ in each direction row
                 couple.append((lam, j, -1.0))  # − Σ β in the cone row
             couple.append((lam, jn, coef))  # + coef · p_n
-            if pull >= 0:
-                couple.append((lam, pull, coef))  # + coef · p_n⁻: the cone of |p_n|
 
         if fric:
             Jt1 = isl.linear_row(a, b, p, t1)

@@ -34,7 +34,8 @@ Union-find over moving bodies linked by contacts or joints; static bodies do not
 all at rest is *asleep*: the scene says it is at rest, so it is presumed supported and is not
 stepped (its island "at rest with no goals" skips the solve). An awake body touching a sleeping
 one sees it as static. A body at rest with no contact and no joint is never asleep (gravity
-moves it).
+moves it). With the attraction of §4 "Stacking", a constrained body at rest on an attracting
+contact is *held*: moving neighbours and goals on their contacts with it do not wake it.
 
 References
 ----------
@@ -114,9 +115,14 @@ class StepSettings:
         dot product (:func:`free_bodies`); goals on the contacts of constrained bodies (the
         lower blocks of a stack) are dropped, so objects leave a pile from the top.
     attract : bool
-        Backward only, §4 "Stacking": the resting contacts of constrained bodies may carry a
-        negative normal impulse (the paper's non-physical "attraction"), which keeps a stack
-        from flying apart when its top is knocked off backward (Fig. 6).
+        Backward only, §4 "Stacking": the resting contacts *between* constrained bodies at
+        rest, and between such a body and a static one, may carry a negative normal impulse
+        (the paper's non-physical "attraction") and hold their tangential velocity at its goal
+        (:func:`reverse.dynamics.solve_island`), which keeps a stack from flying apart when its
+        top is knocked off backward (Fig. 6). A contact with a free or a moving body never
+        attracts: the top block may leave, and pushes on the glued stack below as it does. A
+        body held at rest this way is not woken by the bodies pushing on it (it is static for
+        their island, which is what the glue gives it).
     restitution_blend : float
         Backward only, §4 "Rapid velocity growth": after an elastic collision between two
         bodies their restitution is set to 1 and blended back to its value over this many
@@ -424,11 +430,13 @@ class Stepper:
         if len(contacts) and (s.free_to_bounce or s.attract):
             constrained = self._constrained(contacts)
             rep.constrained = int(np.sum(constrained))
-            on_constrained = _touches(contacts, constrained)
             if s.free_to_bounce and g is not None:
                 g = self._drop_goals(contacts, constrained, g, rep)
             if s.attract:
-                attract = on_constrained
+                speed = np.linalg.norm(velocity[:, :3], axis=1)
+                spin = np.linalg.norm(velocity[:, 3:], axis=1)
+                at_rest = (speed <= s.delta) & (spin <= s.delta_angular)
+                attract = _between_held(contacts, constrained & at_rest, rigid.moving)
         contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular, pref, pref_roll)
         rep.timing["contacts"] += time.perf_counter() - t1
         new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep, attract)
@@ -556,12 +564,23 @@ class Stepper:
             | np.any(goals.tangential != 0, axis=1)
             | np.any(goals.rolling != 0, axis=1)
         )
+        glued = np.zeros(nc, dtype=bool) if attract is None else np.asarray(attract, dtype=bool)
+        # §4 "Stacking" with attraction: a body at rest on an attracting contact is held there
+        # (glue: v_n and v_t at their goals). Pushes from free bodies and goals on their contacts
+        # do not wake it — it is static for their island, which is what the glue would give it
+        # (zero velocity) without a degenerate LCP of every glued row in the stack below; only
+        # a moving body it is glued to, or a goal on a glued contact, wakes it.
+        held = np.zeros(n, dtype=bool)
+        if s.sleep and glued.any():
+            for col in (contacts.body_a[glued], contacts.body_b[glued]):
+                held[col[col >= 0]] = True
+            held &= moving & ~active
         touched = np.zeros(n, dtype=bool)
-        for (a, b), hg in zip(pairs, has_goal, strict=True):
+        for (a, b), hg, gl in zip(pairs, has_goal, glued, strict=True):
             for body in (a, b):
                 if body >= 0:
                     touched[body] = True
-                    active[body] |= bool(hg) and moving[body]
+                    active[body] |= bool(hg) and moving[body] and (gl or not held[body])
         for a, b in jpairs:
             for body in (a, b):
                 if body >= 0:
@@ -570,11 +589,12 @@ class Stepper:
         if not s.sleep:
             active = moving.copy()
         awake = active.copy()
-        for a, b in pairs + jpairs:
+        links = [*zip(pairs, glued.tolist(), strict=True), *((jp, True) for jp in jpairs)]
+        for (a, b), gl in links:
             if a >= 0 and b >= 0:
-                if active[a] and moving[b]:
+                if active[a] and moving[b] and (gl or not held[b]):
                     awake[b] = True
-                if active[b] and moving[a]:
+                if active[b] and moving[a] and (gl or not held[a]):
                     awake[a] = True
         rep.sleeping = int(np.sum(moving & ~awake))
         islands = find_islands(n, awake, pairs + jpairs)
@@ -649,10 +669,22 @@ class Stepper:
         return out
 
 
-def _touches(contacts: ContactSet, bodies: np.ndarray) -> np.ndarray:
-    """Contacts with at least one participant in the boolean body mask ``bodies``."""
+def _between_held(contacts: ContactSet, held: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """Contacts whose participants are all held (``held``: constrained bodies at rest) or
+    static.
+
+    The attraction of §4 "Stacking" acts between *stacked* bodies — constrained and at rest —
+    and on their supports, never on a contact with a free body (a free block resting on the
+    stack must stay able to leave, and, leaving, pushes on the stack below, which its own
+    attracting contacts hold) nor with a moving one (two bricks that touch in flight while
+    pressed from both sides are not a stack: glued, they would spin up together)."""
     a, b = contacts.body_a, contacts.body_b
-    return ((a >= 0) & bodies[np.maximum(a, 0)]) | ((b >= 0) & bodies[np.maximum(b, 0)])
+
+    def ok(col):
+        k = np.maximum(col, 0)
+        return (col < 0) | ~moving[k] | held[k]
+
+    return ok(a) & ok(b)
 
 
 def _as_static(contacts: ContactSet, members: np.ndarray) -> ContactSet:
