@@ -182,6 +182,8 @@ class StepReport:
     goals_dropped: int = 0
     #: Backward: contacts whose restitution was raised by the micro-collision blend.
     blended: int = 0
+    #: Bodies stepped in free flight (no contact, no joint: no island, no LCP).
+    free_flight: int = 0
 
     @property
     def failed(self) -> int:
@@ -600,15 +602,51 @@ class Stepper:
         islands = find_islands(n, awake, pairs + jpairs)
         out = velocity.copy()
         Iw = world_inertia(rigid.inertia, q)
-        for bodies in islands:
-            members = np.zeros(n, dtype=bool)
-            members[bodies] = True
+        # island of each awake body; a contact belongs to the island of its awake participant(s)
+        label = np.full(n, -1, dtype=int)
+        for k, bodies in enumerate(islands):
+            label[bodies] = k
+        a_c, b_c = contacts.body_a, contacts.body_b
+        la = np.where(a_c >= 0, label[np.maximum(a_c, 0)], -1)
+        lb = np.where(b_c >= 0, label[np.maximum(b_c, 0)], -1)
+        c_island = np.where(la >= 0, la, lb)
+        order = np.argsort(c_island, kind="stable")
+        bounds = np.searchsorted(c_island[order], np.arange(len(islands) + 1))
+        # Bodies in free flight (an island of one body with no contact and no joint) need no
+        # LCP: the step is u ± h M⁻¹ F for all of them at once (Eq. 2, 13 with no impulses).
+        in_joint = np.zeros(n, dtype=bool)
+        for ja, jb in jpairs:
+            in_joint[[j for j in (ja, jb) if j >= 0]] = True
+        flying = np.array(
+            [
+                len(b) == 1 and bounds[k + 1] == bounds[k] and not in_joint[b[0]]
+                for k, b in enumerate(islands)
+            ],
+            dtype=bool,
+        )
+        if flying.any():
+            fb = np.array([islands[k][0] for k in np.flatnonzero(flying)])
+            sign = -1.0 if direction == "backward" else 1.0
+            out[fb, :3] = velocity[fb, :3] + sign * s.dt * rigid.force[fb] / rigid.mass[fb, None]
+            out[fb, 3:] = (
+                velocity[fb, 3:]
+                + sign * s.dt * np.linalg.solve(Iw[fb], rigid.torque[fb][..., None])[..., 0]
+            )
+        rep.free_flight = int(flying.sum())
+        for k, bodies in enumerate(islands):
+            if flying[k]:
+                continue
             # contacts of the island; a sleeping or static partner acts as the world
-            in_a = np.where(contacts.body_a >= 0, members[np.maximum(contacts.body_a, 0)], False)
-            in_b = np.where(contacts.body_b >= 0, members[np.maximum(contacts.body_b, 0)], False)
-            sel = np.flatnonzero(in_a | in_b)
+            sel = np.sort(order[bounds[k] : bounds[k + 1]])
             sub = contacts.subset(sel)
-            sub = _as_static(sub, members)
+            sub = replace(
+                sub,
+                body_a=np.where(la[sel] == k, sub.body_a, -1),
+                body_b=np.where(lb[sel] == k, sub.body_b, -1),
+            )
+            members = None  # (joints only)
+            if jrows is not None:
+                members = label == k
             gsub = Goals(goals.normal[sel], goals.tangential[sel], goals.rolling[sel])
             asub = None if attract is None else attract[sel]
             jsub, rhs = None, None
@@ -685,12 +723,3 @@ def _between_held(contacts: ContactSet, held: np.ndarray, moving: np.ndarray) ->
         return (col < 0) | ~moving[k] | held[k]
 
     return ok(a) & ok(b)
-
-
-def _as_static(contacts: ContactSet, members: np.ndarray) -> ContactSet:
-    """Contacts with partners outside the island (static, sleeping) marked −1."""
-
-    def keep(col):
-        return np.where((col >= 0) & members[np.maximum(col, 0)], col, -1)
-
-    return replace(contacts, body_a=keep(contacts.body_a), body_b=keep(contacts.body_b))
