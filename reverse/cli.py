@@ -84,7 +84,8 @@ def add_reverse_parser(sub) -> None:
     rv.add_argument(
         "--markov",
         metavar="TABLE",
-        help="contact-transition table (JSON, from `workbench markov train`): bodies at rest or "
+        help="contact-transition table (JSON from `workbench markov train`, or the name of a "
+        "shipped one: markov_block): bodies at rest or "
         "in contact leave the ground backward as often as forward runs land (Twigg & James "
         "2008 sec. 4); without --seed the draws use fresh entropy, stored in the file",
     )
@@ -183,7 +184,7 @@ def cmd_reverse(args) -> int:
     from reverse.hints import load_hints, script_hints
     from reverse.markov import load_model
     from reverse.stepper import StepSettings
-    from workbench.catalog import find_scene
+    from workbench.catalog import find_data, find_scene
     from workbench.errors import SceneError
     from workbench.loader import load_scene, parse_override
 
@@ -213,7 +214,7 @@ def cmd_reverse(args) -> int:
         hints_text = Path(args.hints).read_text()
     else:
         hints, hints_text = [], ""
-    markov = load_model(args.markov) if args.markov else None
+    markov = load_model(find_data(args.markov)) if args.markov else None
     settings = StepSettings(
         dt,
         free_to_bounce=args.free_to_bounce,

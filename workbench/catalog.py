@@ -12,7 +12,14 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["scene_dirs", "is_scene_file", "shipped_scenes", "find_scene", "scene_summary"]
+__all__ = [
+    "scene_dirs",
+    "is_scene_file",
+    "shipped_scenes",
+    "find_scene",
+    "find_data",
+    "scene_summary",
+]
 
 
 def scene_dirs() -> list[Path]:
@@ -58,6 +65,24 @@ def find_scene(name: str) -> Path:
     for f in shipped_scenes():
         if name in (f.name, f.stem):
             return f
+    return p
+
+
+def find_data(name: str, suffix: str = ".json") -> Path:
+    """``name`` itself if it is a file, else the shipped data file of that name (with or
+    without ``suffix``: ``markov_block`` finds ``data/markov_block.json`` in the repository or
+    ``<prefix>/share/rigid-workbench/data``); ``Path(name)`` when nothing matches."""
+    p = Path(name)
+    if p.exists() or p.parent != Path("."):
+        return p
+    dirs = [
+        Path(__file__).resolve().parent.parent / "data",
+        Path(sys.prefix) / "share" / "rigid-workbench" / "data",
+    ]
+    for d in dirs:
+        for candidate in (d / name, d / f"{name}{suffix}"):
+            if candidate.is_file():
+                return candidate
     return p
 
 
