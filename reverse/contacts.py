@@ -11,8 +11,12 @@ Measured facts this module relies on (PyBullet 3.2.7, ``/tmp`` research scripts 
 
 * ``contactNormalOnB`` points from B into A; ``contactDistance`` is negative for penetration;
   ``positionOnA = positionOnB + d · normal``.
-* Box–box pairs report only touching or penetrating points; other pairs also report gaps up to
-  about 2% of the smaller shape's bounding-box half diagonal (3.5 mm for a 0.1 m sphere). A
+* Box–box pairs report only touching or penetrating points — and a gap of 1e-16 m is a gap:
+  boxes stacked at heights 0.1, 0.3, 0.5 … (not binary fractions) have faces 1e-16 m apart and
+  PyBullet reports no contact between them at any touch tolerance, so stacked scenes use sizes
+  and heights that are binary fractions (``scenes/box_stack5.yaml``). Other pairs also report
+  gaps up to about 2% of the smaller shape's bounding-box half diagonal (3.5 mm for a 0.1 m
+  sphere). A
   contact takes part in the step only when ``d ≤ touch_tolerance``: the steps are velocity-level
   (Anitescu–Potra), so a contact with a gap would stop a body in mid-air.
 * Material combination, as PyBullet does it (so the two engines' laws agree): friction and
