@@ -57,7 +57,7 @@ ISLAND_LOG_DTYPE = np.dtype(
         ("n_rows", "i4"),
         ("status", "S10"),
         ("pivots", "i4"),
-        ("fallback", "S40"),
+        ("fallback", "S64"),
         ("residual", "f8"),
     ]
 )
@@ -267,7 +267,7 @@ def run_reverse(
                         r.n_rows,
                         r.status,
                         r.pivots,
-                        r.fallback[:40],
+                        r.fallback[:64],
                         r.residual,
                     )
                 )

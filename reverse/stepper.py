@@ -681,8 +681,44 @@ class Stepper:
                 warm_start=self._warm.get(key),
                 attract=asub,
             )
-            elapsed = time.perf_counter() - ta
             lcp_time = sol.lcp_seconds
+            if sol.lcp is not None and sol.lcp.status != "solved":
+                # The ladder of reverse.lcp failed. Retry the island without friction, rolling
+                # and spinning rows: normal rows alone make M = J A Jᵀ positive semidefinite,
+                # which Lemke solves whenever the problem is feasible. One step without friction
+                # is a bounded error; a failed friction LCP's last iterate is not (it once gave
+                # 1e10 m/s). The failure stays in the report, with the retry as its fallback.
+                first = sol.lcp
+                plain = replace(
+                    sub,
+                    friction=np.zeros(len(sub)),
+                    rolling=np.zeros(len(sub)),
+                    spinning=np.zeros(len(sub)),
+                )
+                retry = _solve_island(
+                    direction=direction,
+                    bodies=bodies,
+                    rigid=rigid,
+                    position=x,
+                    inertia_world=Iw,
+                    velocity=velocity,
+                    contacts=plain,
+                    dt=s.dt,
+                    joints=jsub,
+                    joint_rhs=rhs,
+                    goals=gsub,
+                    epsilon=s.epsilon,
+                    delta=s.delta,
+                    delta_angular=s.delta_angular,
+                    attract=asub,
+                )
+                lcp_time += retry.lcp_seconds
+                used = "frictionless retry " + ("solved" if _solved(retry) else "failed")
+                if _solved(retry) or retry.lcp is None:
+                    sol = replace(retry, lcp=replace(first, fallback=_join(first.fallback, used)))
+                else:
+                    sol = replace(sol, lcp=replace(first, fallback=_join(first.fallback, used)))
+            elapsed = time.perf_counter() - ta
             rep.timing["lcp"] += lcp_time
             rep.timing["assembly"] += elapsed - lcp_time
             out[bodies] = sol.velocity
@@ -705,6 +741,14 @@ class Stepper:
                 rep.islands.append(IslandReport(len(bodies), len(sel), 0, "none", 0, "", 0.0))
         out[~moving] = 0.0
         return out
+
+
+def _solved(sol: IslandSolution) -> bool:
+    return sol.lcp is not None and sol.lcp.status == "solved"
+
+
+def _join(*parts: str) -> str:
+    return ",".join(p for p in parts if p)
 
 
 def _between_held(contacts: ContactSet, held: np.ndarray, moving: np.ndarray) -> np.ndarray:

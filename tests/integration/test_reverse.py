@@ -265,6 +265,36 @@ def test_a_failed_island_lcp_is_reported(monkeypatch, landing):
     assert any(f.startswith(b"regularized") for f in log["fallback"].tolist())
 
 
+def test_a_failed_friction_lcp_falls_back_to_a_frictionless_island(monkeypatch, landing):
+    """When the friction LCP of an island fails, the island is solved again without friction
+    rows (a PSD problem); the failure stays in the report with the retry as its fallback, and
+    the step uses the retry's verified answer instead of a failed iterate."""
+    from reverse.lcp import solve_lcp as real_solve
+
+    scene, _ = landing
+    hints = load_hints(
+        find_scene("reverse_landing").with_name("reverse_landing.hints.yaml"), scene.body_names
+    )
+
+    def friction_fails(M, q, **kw):
+        if not np.allclose(M, M.T):  # friction coupling makes M unsymmetric
+            n = len(q)
+            return LCPResult(np.full(n, 1e9), q.copy(), "ray", 7, np.zeros(0, int), 1e9, "")
+        return real_solve(M, q, **kw)
+
+    monkeypatch.setattr("reverse.dynamics.solve_lcp", friction_fails)
+    result = run_reverse(scene, duration=0.01, hints=hints)
+    traj = result.trajectory
+    assert traj.status == "ok"
+    log = result.island_log
+    retried = log[log["status"] == b"ray"]
+    assert len(retried) >= 1
+    assert all(f.endswith(b"frictionless retry solved") for f in retried["fallback"])
+    assert traj.diagnostics["lcp_failed"].sum() == len(retried)  # still counted as failures
+    # the 1e9 iterate never reached the states: speeds stay those of the hints
+    assert np.abs(traj.linear_velocity).max() < 10.0
+
+
 def test_non_finite_states_never_reach_the_file(monkeypatch, tmp_path, capsys):
     calls = {"n": 0}
     original = reverse_run.Stepper.backward
