@@ -37,6 +37,23 @@ def test_samples_are_bit_identical_whatever_the_worker_count(sampled):
         )
 
 
+def test_samples_on_a_dask_cluster_are_bit_identical(sampled, tmp_path):
+    pytest.importorskip("distributed")
+    from tests.conftest import cli_env
+    from workbench.cluster import local_dask_cluster
+
+    out = tmp_path / "dask.h5"
+    with local_dask_cluster(2, env=cli_env()) as address:
+        code = main([*SAMPLING, "--samples", "8", "--keep", "3", "--energy-limit", "8",
+                     "--scheduler", address, "-q", "-o", str(out)])  # fmt: skip
+    assert code == 0
+    with h5py.File(sampled[1], "r") as a, h5py.File(out, "r") as b:
+        np.testing.assert_array_equal(a["states/position"][:], b["states/position"][:])
+        np.testing.assert_array_equal(
+            a["sampling/outcomes"]["peak_energy"], b["sampling/outcomes"]["peak_energy"]
+        )
+
+
 def test_kept_runs_are_the_lowest_energy_accepted_ones_under_the_limit(sampled):
     with TrajectoryStore.open(sampled[1]) as store:
         assert store.n_realizations == 3 and store.completed.all()
