@@ -878,6 +878,36 @@ def _dataset_summary(ds: h5py.Dataset) -> dict[str, Any]:
     }
 
 
+def _dataset_summaries(group: h5py.Group, prefix: str = "/") -> dict[str, Any]:
+    """Shapes, types and filters of every dataset under ``group``, walked link by link.
+
+    ``Group.visititems`` stops at the first object header it cannot read, which a writer killed
+    while HDF5 extended a header can leave behind (seen once in CI: "Object visitation failed
+    (addr overflow)"), although the completed realizations read back exactly. Here an object
+    that cannot be read is listed as ``{"unreadable": reason}`` and the walk goes on.
+    """
+    out: dict[str, Any] = {}
+    try:
+        names = list(group.keys())
+    except (RuntimeError, OSError, KeyError) as exc:
+        return {prefix: {"unreadable": str(exc)}}
+    for name in names:
+        path = prefix + name
+        try:
+            obj = group[name]
+        except (RuntimeError, OSError, KeyError) as exc:
+            out[path] = {"unreadable": str(exc)}
+            continue
+        if isinstance(obj, h5py.Group):
+            out.update(_dataset_summaries(obj, path + "/"))
+        elif isinstance(obj, h5py.Dataset):
+            try:
+                out[path] = _dataset_summary(obj)
+            except (RuntimeError, OSError) as exc:
+                out[path] = {"unreadable": str(exc)}
+    return dict(sorted(out.items()))
+
+
 def describe(path: str | os.PathLike) -> dict[str, Any]:
     """A JSON-serialisable summary of a store, for ``workbench inspect``.
 
@@ -903,13 +933,7 @@ def describe(path: str | os.PathLike) -> dict[str, Any]:
         for i in np.flatnonzero(completed):
             if status[i] != "ok":
                 failed.append({"index": int(i), "status": status[i], "message": message[i]})
-        datasets: dict[str, Any] = {}
-
-        def visit(name: str, obj: Any) -> None:
-            if isinstance(obj, h5py.Dataset):
-                datasets["/" + name] = _dataset_summary(obj)
-
-        f.visititems(visit)
+        datasets = _dataset_summaries(f)
         summary = {
             "path": str(store.path),
             "file_size": os.path.getsize(store.path),
