@@ -240,6 +240,9 @@ class Goals:
     normal: np.ndarray
     tangential: np.ndarray
     rolling: np.ndarray
+    #: Contacts whose goals the user asked for (a hint): the free-to-bounce test does not drop
+    #: them (§4 "Stacking": the user overrides the heuristic). ``None``: none are.
+    explicit: np.ndarray | None = None
 
     @classmethod
     def zeros(cls, n: int) -> Goals:

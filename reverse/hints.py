@@ -222,6 +222,7 @@ class HintPolicy:
     def __call__(self, contacts: ContactSet, position, velocity):
         k = len(contacts)
         goals = Goals.zeros(k)
+        goals.explicit = np.zeros(k, dtype=bool)
         pref = np.zeros((k, 3))
         pref_roll = np.zeros((k, 3))
         for hint in self.active():
@@ -234,6 +235,7 @@ class HintPolicy:
                 else:
                     continue
                 n = contacts.normal[i] * sign  # from the other body into this one
+                goals.explicit[i] = True
                 if hint.kind == "bounce":
                     speed = hint.speed
                     if contacts.restitution[i] > 0 and speed >= self.epsilon:

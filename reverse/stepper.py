@@ -110,10 +110,11 @@ class StepSettings:
     max_fixed_point : int
         Iteration cap of the backward orientation solve.
     free_to_bounce : bool
-        Backward only, §4 "Stacking": goals (hints, the Markov model) may start a body at rest
-        moving only if it is *free to bounce* — every pair of its contact normals has a positive
-        dot product (:func:`free_bodies`); goals on the contacts of constrained bodies (the
-        lower blocks of a stack) are dropped, so objects leave a pile from the top.
+        Backward only, §4 "Stacking": automatic goals (the Markov model) may start a body at
+        rest moving only if it is *free to bounce* — no two of its contact normals oppose
+        (:func:`free_bodies`); goals on the contacts of constrained bodies (the lower blocks of
+        a stack) are dropped, so objects leave a pile from the top. A hint's goals are the
+        user's override and act anyway, unless the body was declared ``free: false``.
     attract : bool
         Backward only, §4 "Stacking": the resting contacts *between* constrained bodies at
         rest, and between such a body and a static one, may carry a negative normal impulse
@@ -482,12 +483,20 @@ class Stepper:
 
     def _drop_goals(self, contacts, constrained, g: Goals, rep: StepReport) -> Goals:
         """Goals act only through free bodies: a contact keeps its goals if one of its moving
-        bodies is free to bounce (a free block may leave the constrained one below it)."""
+        bodies is free to bounce (a free block may leave the constrained one below it). Goals a
+        hint asked for (``Goals.explicit``) are the user's override and stay, unless a body of
+        the contact was declared ``free: false``."""
         a, b = contacts.body_a, contacts.body_b
         moving = self.rigid.moving
         free_a = (a >= 0) & moving[np.maximum(a, 0)] & ~constrained[np.maximum(a, 0)]
         free_b = (b >= 0) & moving[np.maximum(b, 0)] & ~constrained[np.maximum(b, 0)]
         drop = ~(free_a | free_b)
+        if g.explicit is not None:
+            declared = self.free_override == 0
+            pinned = ((a >= 0) & declared[np.maximum(a, 0)]) | (
+                (b >= 0) & declared[np.maximum(b, 0)]
+            )
+            drop &= ~(g.explicit & ~pinned)
         has = (g.normal != 0) | np.any(g.tangential != 0, axis=1) | np.any(g.rolling != 0, axis=1)
         drop &= has
         if not drop.any():
@@ -497,7 +506,7 @@ class Stepper:
         normal[drop] = 0.0
         tangential[drop] = 0.0
         rolling[drop] = 0.0
-        return Goals(normal, tangential, rolling)
+        return Goals(normal, tangential, rolling, g.explicit)
 
     def _blend_restitution(self, contacts: ContactSet, rep: StepReport) -> ContactSet:
         """Restitution 1 blended back to its value after an elastic collision of the pair."""

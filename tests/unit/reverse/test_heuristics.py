@@ -230,3 +230,25 @@ def test_contacts_between_jointed_bodies_get_unit_restitution():
 
         st.backward(State(pos, orn, np.zeros((3, 3)), np.zeros((3, 3))), record)
         np.testing.assert_array_equal(seen[0], expected)
+
+
+@pytest.mark.parametrize("declared", [None, False])
+def test_a_hint_overrides_the_free_to_bounce_test_unless_the_body_is_pinned(declared):
+    """A bounce hint on the bottom box of a two-box stack (constrained by the test) is the
+    user's override and lifts it; ``free: false`` on it blocks the hint."""
+    from reverse.hints import HintPolicy, free_overrides, parse_hints
+
+    rigid, cs, state = _two_box_stack()
+    items = [{"body": "bottom", "bounce": 0.15}]
+    if declared is not None:
+        items.append({"body": "bottom", "free": declared})
+    hints = parse_hints({"hints": items}, rigid.names)
+    policy = HintPolicy(hints, rigid.names, DT, 0.2)
+    st = Stepper(rigid, lambda p, q: cs, StepSettings(DT), free_override=free_overrides(
+        hints, rigid.names))  # fmt: skip
+    back, rep = st.backward(state, policy)
+    v_bottom = back.linear_velocity[0, 2]
+    if declared is None:
+        assert v_bottom == pytest.approx(-0.15, rel=1e-9) and rep.goals_dropped == 0
+    else:
+        assert abs(v_bottom) <= 1e-12 and rep.goals_dropped == 4
