@@ -21,13 +21,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import heapq
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from workbench.ensemble import IN_FLIGHT_PER_WORKER, SceneRef, executor_for
+from workbench.ensemble import SceneRef, bounded_map, executor_for
 from workbench.state import Trajectory
 
 __all__ = [
@@ -202,7 +202,8 @@ def sample_reverse_runs(
     outcomes: list[SampleOutcome] = []
     best: list[tuple[float, int, int, Any]] = []  # max-heap on (peak, index) via negation
     with executor_for(workers, scheduler, executor, samples) as ex:
-        for out, traj, log in _map(ex, ref, options, entropy, range(samples), workers):
+        runs = bounded_map(ex, run_sample, (ref, options, entropy), range(samples), workers)
+        for out, traj, log in runs:
             outcomes.append(out)
             if progress is not None:
                 progress(out)
@@ -215,23 +216,3 @@ def sample_reverse_runs(
                 heapq.heapreplace(best, item)
     kept = [entry for *_, entry in sorted(best, key=lambda b: (-b[0], -b[1]))]
     return SamplingResult(entropy, outcomes, kept, time.perf_counter() - t0)
-
-
-def _map(ex, ref, options, entropy, todo: Sequence[int], workers: int):
-    """Submit with a bounded number in flight; yield results as they complete."""
-    window = max(1, IN_FLIGHT_PER_WORKER * max(workers, 1))
-    pending: set = set()
-    try:
-        for i in todo:
-            pending.add(ex.submit(run_sample, ref, options, entropy, i))
-            if len(pending) >= window:
-                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for fut in done:
-                    yield fut.result()
-        while pending:
-            done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            for fut in done:
-                yield fut.result()
-    finally:
-        for fut in pending:
-            fut.cancel()

@@ -671,24 +671,25 @@ class Stepper:
                     sign = 1.0 if direction == "backward" else -1.0
                     rhs = sign * s.baumgarte * jsub.error / s.dt
             key = (direction, tuple(bodies.tolist()), len(sel))
+            island_problem = {
+                "direction": direction,
+                "bodies": bodies,
+                "rigid": rigid,
+                "position": x,
+                "inertia_world": Iw,
+                "velocity": velocity,
+                "dt": s.dt,
+                "joints": jsub,
+                "joint_rhs": rhs,
+                "goals": gsub,
+                "epsilon": s.epsilon,
+                "delta": s.delta,
+                "delta_angular": s.delta_angular,
+                "attract": asub,
+            }
             ta = time.perf_counter()
             sol: IslandSolution = _solve_island(
-                direction=direction,
-                bodies=bodies,
-                rigid=rigid,
-                position=x,
-                inertia_world=Iw,
-                velocity=velocity,
-                contacts=sub,
-                dt=s.dt,
-                joints=jsub,
-                joint_rhs=rhs,
-                goals=gsub,
-                epsilon=s.epsilon,
-                delta=s.delta,
-                delta_angular=s.delta_angular,
-                warm_start=self._warm.get(key),
-                attract=asub,
+                contacts=sub, warm_start=self._warm.get(key), **island_problem
             )
             lcp_time = sol.lcp_seconds
             if sol.lcp is not None and sol.lcp.status != "solved":
@@ -704,23 +705,7 @@ class Stepper:
                     rolling=np.zeros(len(sub)),
                     spinning=np.zeros(len(sub)),
                 )
-                retry = _solve_island(
-                    direction=direction,
-                    bodies=bodies,
-                    rigid=rigid,
-                    position=x,
-                    inertia_world=Iw,
-                    velocity=velocity,
-                    contacts=plain,
-                    dt=s.dt,
-                    joints=jsub,
-                    joint_rhs=rhs,
-                    goals=gsub,
-                    epsilon=s.epsilon,
-                    delta=s.delta,
-                    delta_angular=s.delta_angular,
-                    attract=asub,
-                )
+                retry = _solve_island(contacts=plain, **island_problem)
                 lcp_time += retry.lcp_seconds
                 used = "frictionless retry " + ("solved" if _solved(retry) else "failed")
                 if _solved(retry) or retry.lcp is None:

@@ -37,6 +37,7 @@ __all__ = [
     "realization_rng",
     "NOMINAL_INDEX",
     "executor_for",
+    "bounded_map",
 ]
 
 #: Index passed to :func:`run_realization` for the nominal (deterministic) run.
@@ -386,14 +387,18 @@ class _dask_executor:
 
 
 def _map(ex, ref: SceneRef, entropy: int, todo: Iterable[int], workers: int):
-    """Submit with a bounded number in flight; yield results as they complete."""
-    todo = list(todo)
+    """Realizations ``todo`` on ``ex``, as they complete (:func:`bounded_map`)."""
+    return bounded_map(ex, run_realization, (ref, entropy), todo, workers)
+
+
+def bounded_map(ex, fn, args: tuple, todo: Iterable[int], workers: int):
+    """Submit ``fn(*args, i)`` for each ``i`` in ``todo`` with at most
+    :data:`IN_FLIGHT_PER_WORKER` per worker in flight; yield the results as they complete."""
     window = max(1, IN_FLIGHT_PER_WORKER * max(workers, 1))
     pending: set = set()
-    it = iter(todo)
     try:
-        for i in it:
-            pending.add(ex.submit(run_realization, ref, entropy, i))
+        for i in todo:
+            pending.add(ex.submit(fn, *args, i))
             if len(pending) >= window:
                 finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for fut in finished:
