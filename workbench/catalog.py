@@ -18,6 +18,7 @@ __all__ = [
     "shipped_scenes",
     "find_scene",
     "find_data",
+    "find_spec",
     "scene_summary",
 ]
 
@@ -65,6 +66,19 @@ def find_scene(name: str) -> Path:
     for f in shipped_scenes():
         if name in (f.name, f.stem):
             return f
+    return p
+
+
+def find_spec(name: str) -> Path:
+    """``name`` itself if it is a file, else the shipped spec (inference or inverse, beside the
+    scenes) of that name, with or without ``.yaml``; ``Path(name)`` when nothing matches."""
+    p = Path(name)
+    if p.exists() or p.parent != Path("."):
+        return p
+    for d in scene_dirs():
+        for candidate in (d / name, d / f"{name}.yaml"):
+            if candidate.is_file():
+                return candidate
     return p
 
 

@@ -745,10 +745,11 @@ def _validation_plot(args, report) -> None:
 def cmd_infer(args) -> int:
     import json
 
+    from workbench.catalog import find_spec
     from workbench.inference import format_inference, inference_report, load_spec, run_inference
     from workbench.loader import parse_override
 
-    spec = load_spec(args.spec, dict(parse_override(s) for s in args.overrides))
+    spec = load_spec(find_spec(args.spec), dict(parse_override(s) for s in args.overrides))
     result = run_inference(spec, exact=args.exact, seed=args.seed)
     report = inference_report(result)
     if args.output:
@@ -769,6 +770,7 @@ def cmd_infer(args) -> int:
 def cmd_design(args) -> int:
     import json
 
+    from workbench.catalog import find_spec
     from workbench.inference import (
         design_report,
         format_design,
@@ -778,7 +780,7 @@ def cmd_design(args) -> int:
     )
     from workbench.loader import parse_override
 
-    spec = load_spec(args.spec, dict(parse_override(s) for s in args.overrides))
+    spec = load_spec(find_spec(args.spec), dict(parse_override(s) for s in args.overrides))
     run = run_design(
         spec,
         etas=args.eta,

@@ -290,6 +290,7 @@ def plot_cdfs(rep: dict, path: str | Path, title: str = "") -> Path:
 
 
 def cmd_inverse(args) -> int:
+    from workbench.catalog import find_spec
     from workbench.inverse_spec import load_inverse_spec
     from workbench.loader import parse_override
 
@@ -298,7 +299,7 @@ def cmd_inverse(args) -> int:
             print(msg, file=sys.stderr, flush=True)
 
     try:
-        spec = load_inverse_spec(args.spec, dict(parse_override(s) for s in args.set))
+        spec = load_inverse_spec(find_spec(args.spec), dict(parse_override(s) for s in args.set))
         result, mc, seconds = run_spec(
             spec,
             method=args.method,

@@ -163,3 +163,12 @@ def test_pybullet_spec_runs_end_to_end_and_agrees_with_the_analytic_model(
         assert np.max(np.abs(F - Fa)) <= 3e-3, name
         assert abs(v["std"] - a["std"]) <= 2e-3, name
         assert np.mean(v["model_calls"]) <= 12, name
+
+
+def test_shipped_specs_are_found_by_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # not next to the scenes
+    assert main(["inverse", "du_impact_analytic", "-q", "--json", "--set", "dA=0.6"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert set(rep["variables"]) == {"vA0", "vB0"}
+    assert main(["inverse", "no_such_spec", "-q"]) == 2
+    assert "no_such_spec" in capsys.readouterr().err
