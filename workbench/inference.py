@@ -62,6 +62,7 @@ __all__ = [
     "SpecError",
     "InferenceSpec",
     "load_spec",
+    "read_spec",
     "is_spec",
     "read_table",
     "build_model",
@@ -309,22 +310,27 @@ def _pydantic_error(exc: ValidationError, source: str, prefix: tuple, line_of) -
     return SpecError(source, format_loc(loc), msg, line_of(loc))
 
 
-def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> InferenceSpec:
-    """Load, resolve and check a spec and its data.
+def read_spec(
+    path: str | Path, kind: str, overrides: Mapping[str, Any] | None, scene_hint: str
+) -> tuple[dict, dict, Any]:
+    """Read a spec file of ``kind`` (``kind: inference`` / ``kind: inverse``): YAML with line
+    numbers, the kind checked, ``parameters`` resolved with ``overrides`` (``--set``) and
+    substituted, ``select`` nodes resolved.
 
-    Parameters
-    ----------
-    path : str or Path
-        The spec file (YAML).
-    overrides : mapping, optional
-        Values for declared spec parameters (``--set``).
+    Returns
+    -------
+    body : dict
+        The spec without ``parameters``, ready for its schema.
+    parameters : dict
+        The parameter values used (declared, with the overrides).
+    line_of : callable
+        ``line_of(loc)``: the line of a field path (or of its nearest parent), for errors.
 
     Raises
     ------
     SpecError
         One line naming the file, the line, the field and what was expected.
     """
-    from uncertainty.bayes import prior_from_spec
     from workbench.loader import line_index
 
     path = Path(path)
@@ -341,7 +347,7 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise SpecError(source, "", f"YAML syntax error{where}") from None
-    lines = line_index(node)
+    lines = line_index(node) if node is not None else {}
 
     def line_of(loc: tuple) -> int | None:
         for k in range(len(loc), -1, -1):
@@ -351,13 +357,10 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
 
     if not isinstance(raw, dict):
         raise SpecError(source, "", "expected a mapping of spec fields at the top level")
-    if raw.get("kind") != "inference":
-        hint = " (this looks like a scene: use 'workbench run')" if "bodies" in raw else ""
+    if raw.get("kind") != kind:
+        hint = f" (this looks like a scene: {scene_hint})" if "bodies" in raw else ""
         raise SpecError(
-            source,
-            "kind",
-            f"expected 'inference' for an inference/design spec{hint}",
-            line_of(("kind",)),
+            source, "kind", f"expected '{kind}' for an {kind} spec{hint}", line_of(("kind",))
         )
     declared = raw.get("parameters") or {}
     if not isinstance(declared, dict):
@@ -368,7 +371,29 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
         body = substitute_parameters(body, params, source, line_of)
     except SceneError as exc:
         raise SpecError(exc.source, exc.field, exc.expected, exc.line) from None
-    body = _resolve_select(body, (), source, line_of)
+    return _resolve_select(body, (), source, line_of), params, line_of
+
+
+def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> InferenceSpec:
+    """Load, resolve and check a spec and its data.
+
+    Parameters
+    ----------
+    path : str or Path
+        The spec file (YAML).
+    overrides : mapping, optional
+        Values for declared spec parameters (``--set``).
+
+    Raises
+    ------
+    SpecError
+        One line naming the file, the line, the field and what was expected.
+    """
+    from uncertainty.bayes import prior_from_spec
+
+    path = Path(path)
+    source = str(path)
+    body, params, line_of = read_spec(path, "inference", overrides, "use 'workbench run'")
     try:
         schema = _SpecSchema.model_validate(body)
     except ValidationError as exc:

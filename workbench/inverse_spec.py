@@ -52,8 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from uncertainty.errors import UncertaintyError
 from workbench.errors import SceneError
-from workbench.inference import SpecError, _pydantic_error, _resolve_select
-from workbench.scene import apply_overrides, substitute_parameters
+from workbench.inference import SpecError, _pydantic_error, read_spec
 
 __all__ = ["InverseSpec", "is_inverse_spec", "load_inverse_spec", "build_model"]
 
@@ -159,33 +158,6 @@ def is_inverse_spec(path: str | Path) -> bool:
     return isinstance(data, dict) and data.get("kind") == "inverse"
 
 
-def _read(path: Path):
-    from workbench.loader import line_index
-
-    source = str(path)
-    if not path.is_file():
-        raise SpecError(source, "", "file not found" if not path.exists() else "not a file")
-    try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(source, "", f"cannot read the file ({exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise SpecError(source, "", f"YAML syntax error{where}") from None
-    lines = line_index(node) if node is not None else {}
-
-    def line_of(loc: tuple) -> int | None:
-        for k in range(len(loc), -1, -1):
-            if loc[:k] in lines:
-                return lines[loc[:k]]
-        return None
-
-    return raw, line_of
-
-
 def load_inverse_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> InverseSpec:
     """Load, resolve and check an inverse spec (not the model: see :func:`build_model`).
 
@@ -198,24 +170,7 @@ def load_inverse_spec(path: str | Path, overrides: Mapping[str, Any] | None = No
 
     path = Path(path)
     source = str(path)
-    raw, line_of = _read(path)
-    if not isinstance(raw, dict):
-        raise SpecError(source, "", "expected a mapping of spec fields at the top level")
-    if raw.get("kind") != "inverse":
-        hint = " (this looks like a scene)" if "bodies" in raw else ""
-        raise SpecError(
-            source, "kind", f"expected 'inverse' for an inverse spec{hint}", line_of(("kind",))
-        )
-    declared = raw.get("parameters") or {}
-    if not isinstance(declared, dict):
-        raise SpecError(source, "parameters", "expected a mapping of name: value")
-    try:
-        params = apply_overrides(declared, dict(overrides or {}), source)
-        body = {k: v for k, v in raw.items() if k != "parameters"}
-        body = substitute_parameters(body, params, source, line_of)
-    except SceneError as exc:
-        raise SpecError(exc.source, exc.field, exc.expected, exc.line) from None
-    body = _resolve_select(body, (), source, line_of)
+    body, params, line_of = read_spec(path, "inverse", overrides, "use 'workbench run'")
     try:
         schema = _SpecSchema.model_validate(body)
     except ValidationError as exc:
