@@ -59,13 +59,15 @@ examples:
 
 
 def add_reverse_parser(sub) -> None:
+    from workbench.cli import _add_scene_arguments  # the shared SCENE and --set arguments
+
     rv = sub.add_parser(
         "reverse",
         help="step a scene backward from its final state (reverse run)",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rv.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    _add_scene_arguments(rv, settings=False)  # SCENE and --set
     rv.add_argument(
         "--duration", type=float, required=True, help="how far back to step, s (required)"
     )
@@ -154,14 +156,6 @@ def add_reverse_parser(sub) -> None:
         type=float,
         metavar="T",
         help="append T s of PyBullet forward simulation from the scene's state",
-    )
-    rv.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a scene parameter (repeatable); values are read as YAML",
     )
     rv.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     rv.set_defaults(func=cmd_reverse)  # fmt: skip

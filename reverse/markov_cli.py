@@ -37,6 +37,8 @@ example:
 
 
 def add_markov_parser(sub) -> None:
+    from workbench.cli import _add_scene_arguments  # the shared SCENE and --set arguments
+
     mk = sub.add_parser(
         "markov",
         help="contact-transition Markov model for reverse runs (train a table)",
@@ -51,24 +53,13 @@ def add_markov_parser(sub) -> None:
         description=TRAIN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    tr.add_argument("scene", help="scene file, scene script, or shipped scene name")
+    _add_scene_arguments(tr)  # SCENE, --set, --dt, --duration, -q
     tr.add_argument("-n", type=int, default=1000, help="number of forward runs (default 1000)")
     tr.add_argument("-o", "--output", help="JSON file to write (default: <scene>_markov.json)")
     tr.add_argument(
         "--seed", type=int, help="seed entropy (default: fresh; printed and stored in the file)"
     )
     tr.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    tr.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
-    tr.add_argument("--duration", type=float, help="length of each run, s (default: the scene's)")
-    tr.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a scene parameter (repeatable); values are read as YAML",
-    )
-    tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     tr.set_defaults(func=cmd_markov_train)
 
 
