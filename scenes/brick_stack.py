@@ -30,6 +30,8 @@ brick-ground 0.5), friction 0.6 (brick-brick 0.36, brick-ground 0.6). Contact se
 
 from __future__ import annotations
 
+from workbench.scene_parts import EXACT_CONTACT_SETTINGS, ground_box
+
 __all__ = ["build", "hints", "brick_layout"]
 
 #: Brick length, depth, height, m (a real brick is 0.215 × 0.1025 × 0.065 m): binary fractions,
@@ -97,15 +99,7 @@ def build(
         Used by :func:`hints` (accepted here so that ``--set`` reaches both).
     """
     material = {"friction": float(friction), "restitution": float(restitution)}
-    bodies = [
-        {
-            "name": "ground",
-            "shape": {"type": "box", "half_extents": [5.0, 5.0, 0.5]},
-            "position": [0.0, 0.0, -0.5],
-            "fixed": True,
-            "material": {"friction": 1.0, "restitution": 1.0},
-        }
-    ]
+    bodies = [ground_box(5.0)]
     for name, course, x, length in brick_layout(courses, bricks):
         bodies.append(
             {
@@ -122,8 +116,7 @@ def build(
         "settings": {
             "dt": float(dt),
             "duration": float(duration),
-            "contact_erp": 0.0,
-            "contact_processing_threshold": 0.0,
+            **EXACT_CONTACT_SETTINGS,
         },
         "bodies": bodies,
     }

@@ -51,15 +51,12 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.font import text_pixels
+from workbench.scene_parts import ground_box
 
 __all__ = ["TEXT", "build", "frame_velocities"]
 
 #: Default text (Fig. 12): 81 lit cells, so 162 boxes.
 TEXT = "CRASH"
-
-#: Ground material: restitution and friction 1 are the neutral elements of PyBullet's product
-#: rule (the boxes' own values are the effective ones); rolling friction 0 (docs/scenes.md).
-GROUND_MATERIAL = {"friction": 1.0, "restitution": 1.0, "rolling_friction": 0.0}
 
 #: Extra ground beyond the text on each side, m: room for where the boxes fly from and fall to.
 GROUND_MARGIN = 10.0
@@ -151,7 +148,7 @@ def build(
     box_mass : float
         kg.
     restitution, friction : float
-        Box materials (the ground: :data:`GROUND_MATERIAL`).
+        Box materials (the ground: :data:`workbench.scene_parts.NEUTRAL_MATERIAL`).
     dt, duration : float
         Step, s, and the default length of a forward run from the frame, s.
     """
@@ -159,16 +156,7 @@ def build(
         text, size, gap, bottom, rise, swell, separation_min, separation_max, seed
     )
     half_span = 0.5 * float(np.ptp(centres[:, 0])) + GROUND_MARGIN
-    bodies = [
-        {
-            "name": "ground",
-            # a box, not a plane: a box on a plane gains its contact points one per step
-            "shape": {"type": "box", "half_extents": [half_span, half_span, 0.5]},
-            "position": [0.0, 0.0, -0.5],
-            "fixed": True,
-            "material": GROUND_MATERIAL,
-        }
-    ]
+    bodies = [ground_box(half_span)]
     material = {"friction": friction, "restitution": restitution, "rolling_friction": 0.0}
     offset = 0.5 * (size + gap)  # each box's distance from the plane y = 0
     for k, ((x, z), v, u) in enumerate(zip(centres, pair_velocity, separation, strict=True)):

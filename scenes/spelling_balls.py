@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.font import text_pixels
+from workbench.scene_parts import EXACT_CONTACT_SETTINGS, NEUTRAL_MATERIAL, ground_box
 
 #: Default text: 155 lit cells in the 5 × 7 font.
 TEXT = "LOREM IPSUM"
@@ -95,22 +96,14 @@ def build(
     xs = [c[0] for c in centres.values()]
     ys = [c[1] for c in centres.values()]
     span = max(max(xs) - min(xs), max(ys) - min(ys)) + 20.0
-    bodies.append(
-        {
-            "name": "ground",
-            "shape": {"type": "box", "half_extents": [span / 2, span / 2, 0.5]},
-            "position": [0.5 * (max(xs) + min(xs)), 0.5 * (max(ys) + min(ys)), -0.5],
-            "fixed": True,
-            "material": {"friction": 1.0, "restitution": 1.0, "rolling_friction": 0.0},
-        }
-    )
+    bodies.append(ground_box(span / 2, (0.5 * (max(xs) + min(xs)), 0.5 * (max(ys) + min(ys)))))
     # walls: one per cell edge that borders a lit cell (shared edges once)
     lit = set(cells)
     edges = set()
     for r, c in cells:
         edges.update({("h", r, c), ("h", r + 1, c), ("v", r, c), ("v", r, c + 1)})
     half_len = 0.5 * cell + 0.5 * wall_thickness
-    wall_material = {"friction": 1.0, "restitution": 1.0, "rolling_friction": 0.0}
+    wall_material = NEUTRAL_MATERIAL
     x_first = min(xs) - min(c for _, c in cells) * cell
     y_first = max(ys) + min(r for r, _ in cells) * cell
     for kind, r, c in sorted(edges):
@@ -160,8 +153,7 @@ def build(
             "dt": dt,
             "duration": duration,
             "record_every": 1,
-            "contact_erp": 0.0,
-            "contact_processing_threshold": 0.0,
+            **EXACT_CONTACT_SETTINGS,
         },
         "bodies": bodies,
     }

@@ -47,16 +47,12 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.font import text_pixels
+from workbench.scene_parts import EXACT_CONTACT_SETTINGS, ground_box
 
 __all__ = ["TEXT", "build", "hints"]
 
 #: Default text, the paper's Fig. 11 ("t → −t" with U+2212 MINUS SIGN): 38 lit cells.
 TEXT = "t→−t"
-
-#: Material of the ground: restitution and friction 1 are the neutral elements of PyBullet's
-#: product rule, so the boxes' own values are the effective ones; rolling friction 0 (PyBullet
-#: combines it as ρ_A μ_B + ρ_B μ_A, docs/scenes.md).
-GROUND_MATERIAL = {"friction": 1.0, "restitution": 1.0, "rolling_friction": 0.0}
 
 #: Extra ground beyond the text on each side, m: room for the boxes' earliest positions.
 GROUND_MARGIN = 10.0
@@ -105,7 +101,7 @@ def build(
     box_mass : float
         kg.
     restitution, friction : float
-        Box materials (the ground: :data:`GROUND_MATERIAL`).
+        Box materials (the ground: :data:`workbench.scene_parts.NEUTRAL_MATERIAL`).
     dt, duration : float
         Step and default run length, s.
     hint_seed, leave_by, bounce, slide_speed, spread_deg
@@ -115,17 +111,7 @@ def build(
     xs = [x for x, _ in centres]
     ys = [y for _, y in centres]
     half_span = 0.5 * max(max(xs) - min(xs), max(ys) - min(ys)) + GROUND_MARGIN
-    bodies = [
-        {
-            "name": "ground",
-            # a box, not a plane: a box on a plane gains its contact points one per step
-            # (docs/reverse.md, "Choosing materials so PyBullet agrees")
-            "shape": {"type": "box", "half_extents": [half_span, half_span, 0.5]},
-            "position": [0.0, 0.0, -0.5],
-            "fixed": True,
-            "material": GROUND_MATERIAL,
-        }
-    ]
+    bodies = [ground_box(half_span)]
     material = {"friction": friction, "restitution": restitution, "rolling_friction": 0.0}
     for k, (x, y) in enumerate(centres):
         bodies.append(
@@ -144,8 +130,7 @@ def build(
             "dt": dt,
             "duration": duration,
             "record_every": 1,
-            "contact_erp": 0.0,
-            "contact_processing_threshold": 0.0,
+            **EXACT_CONTACT_SETTINGS,
         },
         "bodies": bodies,
     }
