@@ -311,16 +311,20 @@ def _pydantic_error(exc: ValidationError, source: str, prefix: tuple, line_of) -
 
 
 def read_spec(
-    path: str | Path, kind: str, overrides: Mapping[str, Any] | None, scene_hint: str
-) -> tuple[dict, dict, Any]:
+    path: str | Path,
+    kind: str,
+    overrides: Mapping[str, Any] | None,
+    scene_hint: str,
+    schema: type[BaseModel],
+) -> tuple[Any, dict, Any]:
     """Read a spec file of ``kind`` (``kind: inference`` / ``kind: inverse``): YAML with line
     numbers, the kind checked, ``parameters`` resolved with ``overrides`` (``--set``) and
-    substituted, ``select`` nodes resolved.
+    substituted, ``select`` nodes resolved, and the rest validated by the pydantic ``schema``.
 
     Returns
     -------
-    body : dict
-        The spec without ``parameters``, ready for its schema.
+    spec : schema
+        The validated spec (without ``parameters``).
     parameters : dict
         The parameter values used (declared, with the overrides).
     line_of : callable
@@ -371,7 +375,11 @@ def read_spec(
         body = substitute_parameters(body, params, source, line_of)
     except SceneError as exc:
         raise SpecError(exc.source, exc.field, exc.expected, exc.line) from None
-    return _resolve_select(body, (), source, line_of), params, line_of
+    body = _resolve_select(body, (), source, line_of)
+    try:
+        return schema.model_validate(body), params, line_of
+    except ValidationError as exc:
+        raise _pydantic_error(exc, source, (), line_of) from None
 
 
 def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> InferenceSpec:
@@ -393,11 +401,9 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
 
     path = Path(path)
     source = str(path)
-    body, params, line_of = read_spec(path, "inference", overrides, "use 'workbench run'")
-    try:
-        schema = _SpecSchema.model_validate(body)
-    except ValidationError as exc:
-        raise _pydantic_error(exc, source, (), line_of) from None
+    schema, params, line_of = read_spec(
+        path, "inference", overrides, "use 'workbench run'", _SpecSchema
+    )
     try:
         if "function" in schema.model:
             model: FunctionModelSpec | SceneModelSpec = FunctionModelSpec.model_validate(

@@ -48,11 +48,11 @@ from typing import Any
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from uncertainty.errors import UncertaintyError
 from workbench.errors import SceneError
-from workbench.inference import SpecError, _pydantic_error, read_spec
+from workbench.inference import SpecError, read_spec
 
 __all__ = ["InverseSpec", "is_inverse_spec", "load_inverse_spec", "build_model"]
 
@@ -170,11 +170,9 @@ def load_inverse_spec(path: str | Path, overrides: Mapping[str, Any] | None = No
 
     path = Path(path)
     source = str(path)
-    body, params, line_of = read_spec(path, "inverse", overrides, "use 'workbench run'")
-    try:
-        schema = _SpecSchema.model_validate(body)
-    except ValidationError as exc:
-        raise _pydantic_error(exc, source, (), line_of) from None
+    schema, params, line_of = read_spec(
+        path, "inverse", overrides, "use 'workbench run'", _SpecSchema
+    )
 
     def fail(loc: tuple, expected: str) -> SpecError:
         return SpecError(source, ".".join(map(str, loc)), expected, line_of(loc))
