@@ -5,6 +5,7 @@ unphysical branches and infeasible measurements."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -220,14 +221,9 @@ def test_monte_carlo_agrees_with_form_and_is_reproducible():
 def test_unphysical_samples_are_counted_not_hidden():
     """With e ~ N(0.3, 0.1), about 13% of the draws fall below the restitution 0.1875 under which
     the measured distances have no physical solution."""
-    base = du.inverse_problem()
-    problem = InverseProblem(
-        model=base.model,
-        outputs=base.outputs,
-        unknowns=base.unknowns,
-        uncertain=base.uncertain,
+    problem = replace(
+        du.inverse_problem(),
         transform=IndependentTransform([stats.norm(0.3, 0.1), stats.norm(0.4, 0.04)]),
-        known=base.known,
         guess={"vA0": 30.0, "vB0": 1.0},
     )
     n = 4000
@@ -240,14 +236,9 @@ def test_unphysical_samples_are_counted_not_hidden():
 
 def test_infeasible_measurement_is_reported():
     """No (vA0, vB0) gives d_A = 0.582 m when e is certain to be 0.1 (< 0.1875)."""
-    base = du.inverse_problem()
-    problem = InverseProblem(
-        model=base.model,
-        outputs=base.outputs,
-        unknowns=base.unknowns,
-        uncertain=base.uncertain,
+    problem = replace(
+        du.inverse_problem(),
         transform=IndependentTransform([stats.norm(0.1, 0.001), stats.norm(0.4, 0.04)]),
-        known=base.known,
         guess={"vA0": 10.0, "vB0": 1.0},
     )
     with pytest.raises(UncertaintyError, match="median"):
