@@ -21,7 +21,6 @@ References
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import math
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from reverse.markov import (
     count_transitions,
     speed_quantiles,
 )
+from workbench.ensemble import bounded_map, executor_for
 from workbench.errors import SceneError
 
 __all__ = [
@@ -226,22 +226,11 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
     return ThrowResult(states, np.array(landings, dtype=float).reshape(-1, 3))
 
 
-def _run_chunk(recipe, entropy: int, indices, n_steps: int):
+def _run_chunk(recipe, entropy: int, n_steps: int, indices):
     return [(i, run_throw(recipe, entropy, i, n_steps)) for i in indices]
 
 
 # ----------------------------------------------------------------------------- many runs
-def _executor(workers: int):
-    if workers <= 1:
-        return None
-    import multiprocessing as mp
-
-    # forkserver: workers fork from a clean process that never held a PyBullet client
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["reverse.markov_training"])
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-
-
 def run_throws(
     scene_path,
     n: int,
@@ -278,23 +267,18 @@ def run_throws(
     chunks = [range(s, min(s + size, n)) for s in range(0, n, size)]
     results: list = [None] * n
     done = 0
-    ex = _executor(min(workers, len(chunks)))
     try:
-        if ex is None:
-            outs = (_run_chunk(recipe, entropy, ch, n_steps) for ch in chunks)
-        else:
-            futs = [ex.submit(_run_chunk, recipe, entropy, ch, n_steps) for ch in chunks]
-            outs = (f.result() for f in cf.as_completed(futs))
-        for out in outs:
-            for i, res in out:
-                results[i] = res
-            done += len(out)
-            if progress is not None:
-                progress(done, n)
+        # this process for one worker, else a forkserver pool (as for ensembles)
+        with executor_for(min(workers, len(chunks)), None, None, len(chunks)) as ex:
+            args = (recipe, entropy, n_steps)
+            for out in bounded_map(ex, _run_chunk, args, chunks, workers):
+                for i, res in out:
+                    results[i] = res
+                done += len(out)
+                if progress is not None:
+                    progress(done, n)
     finally:
-        if ex is not None:
-            ex.shutdown(cancel_futures=True)
-        elif "engine" in _CACHE:
+        if "engine" in _CACHE:  # the serial executor ran the throws in this process
             _CACHE.pop("engine").close()
             _CACHE.clear()
     return results

@@ -391,8 +391,8 @@ def _map(ex, ref: SceneRef, entropy: int, todo: Iterable[int], workers: int):
     return bounded_map(ex, run_realization, (ref, entropy), todo, workers)
 
 
-def bounded_map(ex, fn, args: tuple, todo: Iterable[int], workers: int):
-    """Submit ``fn(*args, i)`` for each ``i`` in ``todo`` with at most
+def bounded_map(ex, fn, args: tuple, todo: Iterable, workers: int):
+    """Submit ``fn(*args, i)`` for each item ``i`` of ``todo`` with at most
     :data:`IN_FLIGHT_PER_WORKER` per worker in flight; yield the results as they complete."""
     window = max(1, IN_FLIGHT_PER_WORKER * max(workers, 1))
     pending: set = set()
