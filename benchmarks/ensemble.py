@@ -28,11 +28,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbench.cluster import local_dask_cluster  # noqa: E402
-from workbench.engine import Engine  # noqa: E402
-from workbench.ensemble import SceneRef, realization_rng, run_ensemble  # noqa: E402
-from workbench.forward import run_scene  # noqa: E402
-from workbench.realization import sample_realization  # noqa: E402
+from workbench.ensemble.cluster import local_dask_cluster  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
+from workbench.ensemble.run import SceneRef, realization_rng, run_ensemble  # noqa: E402
+from workbench.sim.forward import run_scene  # noqa: E402
+from workbench.ensemble.realization import sample_realization  # noqa: E402
 
 
 def bare(ref: SceneRef, n: int, entropy: int) -> float:
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     entropy = 12345
     with tempfile.TemporaryDirectory() as tmp:
         for f in files:
-            from workbench.loader import parse_override
+            from workbench.scene.loader import parse_override
 
             overrides = dict(parse_override(o) for o in args.overrides)
             if f.stem == "batou_soize_5body":

@@ -32,9 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbench.engine import Engine  # noqa: E402
-from workbench.forward import run_scene  # noqa: E402
-from workbench.loader import load_scene, scene_to_json  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
+from workbench.sim.forward import run_scene  # noqa: E402
+from workbench.scene.loader import load_scene, scene_to_json  # noqa: E402
 from workbench.store import write_trajectory  # noqa: E402
 
 

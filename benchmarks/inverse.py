@@ -76,8 +76,8 @@ def du_table(pybullet: bool) -> list[str]:
         label = f"double loop, {'analytic Jacobian' if analytic else 'finite differences'}"
         lines.append(_row(label, r, time.perf_counter() - t))
     if pybullet:
-        from workbench.inverse_cli import build_problem
-        from workbench.inverse_spec import load_inverse_spec
+        from workbench.cli.inverse import build_problem
+        from workbench.analysis.inverse import load_inverse_spec
 
         spec = load_inverse_spec(REPO / "scenes" / "du_impact_pybullet.yaml")
         problem, model = build_problem(spec)

@@ -3,7 +3,7 @@
 For each N (default 10, 100, 1000) the spheres (radius 5 cm, 0.1 kg, friction 0.5, rolling
 friction 0.001) are dropped from a loose grid (about eight layers, seeded horizontal jitter) into
 a bin (fixed box ground and four fixed box walls) and settled by PyBullet
-(:func:`workbench.forward.run_scene`, dt = 1/240 s, ``--settle`` seconds; its wall time and the
+(:func:`workbench.sim.forward.run_scene`, dt = 1/240 s, ``--settle`` seconds; its wall time and the
 largest and median speed left are printed separately). The settled poses with zero velocities are
 the *final* state of a reverse scene, which :meth:`reverse.stepper.Stepper.backward` steps back
 (dt = 1 ms) up to ``--steps`` times in three regimes:
@@ -70,8 +70,8 @@ sys.path.insert(0, str(REPO))
 from reverse.hints import Hint, HintPolicy  # noqa: E402
 from reverse.run import build_stepper  # noqa: E402
 from reverse.stepper import StepSettings  # noqa: E402
-from workbench.forward import run_scene  # noqa: E402
-from workbench.scene import Scene, scene_from_dict  # noqa: E402
+from workbench.sim.forward import run_scene  # noqa: E402
+from workbench.scene.model import Scene, scene_from_dict  # noqa: E402
 
 SIZES = (10, 100, 1000)
 RADIUS = 0.05  # m

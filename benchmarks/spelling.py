@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 from reverse.hints import script_hints  # noqa: E402
 from reverse.run import run_reverse  # noqa: E402
 from reverse.stepper import StepSettings  # noqa: E402
-from workbench.loader import load_scene  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
 
 SCENE = REPO / "scenes" / "spelling_balls.py"
 DT = 1.0 / 120.0
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
           f"{moved.max():.2f} m |")  # fmt: skip
     print(f"| kinetic energy earliest / peak | {ke[0]:.1f} / {ke.max():.1f} J |")
     if args.output:
-        from workbench.loader import scene_to_json
+        from workbench.scene.loader import scene_to_json
         from workbench.store import write_trajectory
 
         write_trajectory(

@@ -5,7 +5,7 @@ mid-span deflection at n_t = 500 instants on [0, 5) s, written to a store in the
 (``/observers/deflection`` of shape (M, 500, 1), one chunk per realization, shuffle + lzf, as
 ``workbench ensemble`` writes it; about 400 MB of data). The experiments are 3 noisy realizations
 in a second store. Each row runs in a fresh process (so peak memory is that row's alone) and calls
-:func:`workbench.validation_io.validate_files` with λ = 0.16; the last row runs the CLI
+:func:`workbench.analysis.validation.validate_files` with λ = 0.16; the last row runs the CLI
 (``workbench validate``) end to end, process start-up included. Columns:
 
 - ``metrics``: which metrics were computed (``all`` = instantaneous, first-passage, accumulated);
@@ -53,7 +53,7 @@ def _write_store(path: Path, time_: np.ndarray, n: int, fill) -> None:
     block by block by ``fill(start, stop) -> (m, nt)`` so the data never sit in memory at once."""
     import h5py
 
-    from workbench.state import Trajectory
+    from workbench.sim.state import Trajectory
     from workbench.store import StoreSchema, TrajectoryStore
 
     nt = time_.size
@@ -83,7 +83,7 @@ def _write_store(path: Path, time_: np.ndarray, n: int, fill) -> None:
 
 
 def make_files(directory: Path, n: int, nt: int) -> tuple[Path, Path]:
-    from uncertainty.validation_examples import BeamProblem, beam_experiments
+    from uncertainty.examples.validation import BeamProblem, beam_experiments
 
     t = np.arange(nt) * (5.0 / nt)
     problem = BeamProblem.build(t)
@@ -103,7 +103,7 @@ def child(model: str, exps: str, metrics: str, chunk: int) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
     from uncertainty.validation import METRICS, validation_metrics
     from workbench.store import TrajectoryStore
-    from workbench.validation_io import validate_files
+    from workbench.analysis.validation import validate_files
 
     names = METRICS if metrics == "all" else (metrics,)
     tracemalloc.start()

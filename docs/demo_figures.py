@@ -33,10 +33,10 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from workbench.cli import main as workbench  # noqa: E402
-from workbench.engine import Engine, mass_overrides_from_params  # noqa: E402
-from workbench.loader import load_scene  # noqa: E402
-from workbench.state import State  # noqa: E402
+from workbench.cli.main import main as workbench  # noqa: E402
+from workbench.sim.engine import Engine, mass_overrides_from_params  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.sim.state import State  # noqa: E402
 from workbench.store import read_trajectory  # noqa: E402
 
 __all__ = ["main", "render", "run_numbers"]

@@ -35,9 +35,9 @@ from uncertainty.bayes import (  # noqa: E402
     sample_posterior,
 )
 from uncertainty.design import Sensitivity, entropy_of_batch, optimal_times  # noqa: E402
-from uncertainty.falling_object import FALLING_OBJECT, position  # noqa: E402
-from workbench.inference import build_posterior, load_spec, run_inference  # noqa: E402
-from workbench.inference_plots import plot_pairs  # noqa: E402
+from uncertainty.examples.falling_object import FALLING_OBJECT, position  # noqa: E402
+from workbench.analysis.inference import build_posterior, load_spec, run_inference  # noqa: E402
+from workbench.figures.inference import plot_pairs  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "falling_object"
 SCENES = REPO / "scenes"

@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from uncertainty import du_impact as du  # noqa: E402
 from uncertainty.inverse import inverse_form, inverse_monte_carlo  # noqa: E402
-from workbench.inverse_cli import build_problem  # noqa: E402
-from workbench.inverse_spec import load_inverse_spec  # noqa: E402
+from workbench.cli.inverse import build_problem  # noqa: E402
+from workbench.analysis.inverse import load_inverse_spec  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "inverse"
 TABLES = {"vA0": du.TABLE1, "vB0": du.TABLE2}

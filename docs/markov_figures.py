@@ -49,7 +49,7 @@ from reverse.markov import (  # noqa: E402
 )
 from reverse.markov_training import run_throws  # noqa: E402
 from reverse.run import run_reverse  # noqa: E402
-from workbench.loader import load_scene  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"
 SCENE = REPO / "scenes" / "markov_block.yaml"

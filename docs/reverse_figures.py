@@ -29,9 +29,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from reverse.hints import load_hints  # noqa: E402
 from reverse.run import run_reverse  # noqa: E402
-from workbench.catalog import find_scene  # noqa: E402
-from workbench.engine import Engine  # noqa: E402
-from workbench.loader import load_scene  # noqa: E402
+from workbench.scene.catalog import find_scene  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.viewer import render_frames  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"

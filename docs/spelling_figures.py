@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "docs"))
 
 from demo_figures import _sheet, render  # noqa: E402
 
-from workbench.loader import load_scene  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.store import TrajectoryStore  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
         if argv:
             path = Path(argv[0])
         else:
-            from workbench.cli import main as workbench
+            from workbench.cli.main import main as workbench
 
             path = Path(tmp) / "rigid.h5"
             code = workbench(

@@ -60,8 +60,8 @@ from PIL import Image  # noqa: E402
 from reverse.markov import load_model  # noqa: E402
 from reverse.run import run_reverse  # noqa: E402
 from reverse.stepper import StepSettings  # noqa: E402
-from workbench.cli import main as workbench  # noqa: E402
-from workbench.loader import load_scene  # noqa: E402
+from workbench.cli.main import main as workbench  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.store import read_trajectory  # noqa: E402
 
 __all__ = ["RunSummary", "departure_times", "flies_apart", "run_one", "brick_demo", "main"]

@@ -5,7 +5,7 @@ Ao, Hu & Mahadevan (2017), time-domain validation metrics:
 - the simply supported beam (Eq. 29, Table 1): good and bad model at λ = 8 % and 16 %
   (Figs. 5-11 of the paper), the λ study (Figs. 12-13), the effect of the measurement noise;
 - the mass-spring-damper chain of the Sandia challenge problem (Table 2, Eq. 34) on a stand-in
-  beam (see :mod:`uncertainty.validation_examples`), Figs. 15-21;
+  beam (see :mod:`uncertainty.examples.validation`), Figs. 15-21;
 - a PyBullet pendulum: model = ``workbench ensemble scenes/validation_pendulum.yaml``,
   experiments = ``workbench run`` of the same scene with other release angles (good) and with air
   drag (bad), plus measurement noise; validated with ``workbench validate`` on the files.
@@ -40,7 +40,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from uncertainty.validation import METRICS, streamed_reliability  # noqa: E402
-from uncertainty.validation_examples import (  # noqa: E402
+from uncertainty.examples.validation import (  # noqa: E402
     BEAM_NOISE_STD_PAPER,
     BeamProblem,
     ChainProblem,

@@ -3,7 +3,7 @@ normals, per-contact friction, rolling friction and restitution).
 
 PyBullet is used as a collision detector only: the bodies are placed at the configuration asked
 for, ``performCollisionDetection()`` runs, and ``getContactPoints()`` lists every touching pair
-once. Planes become 1 m thick boxes (:class:`~workbench.engine.Engine` ``plane_as_box``), so a
+once. Planes become 1 m thick boxes (:class:`~workbench.sim.engine.Engine` ``plane_as_box``), so a
 box resting on the ground reports its 4 corners at once (on a ``GEOM_PLANE`` it reports 1–2).
 
 Measured facts this module relies on (PyBullet 3.2.7, ``/tmp`` research scripts summarised in
@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from reverse.dynamics import ContactSet, quat_multiply, tangent_basis
-from workbench.engine import Engine
-from workbench.scene import Scene
+from workbench.sim.engine import Engine
+from workbench.scene.model import Scene
 
 __all__ = ["ContactDetector", "TOUCH_TOLERANCE"]
 

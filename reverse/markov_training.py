@@ -36,7 +36,7 @@ from reverse.markov import (
     count_transitions,
     speed_quantiles,
 )
-from workbench.ensemble import bounded_map, executor_for
+from workbench.ensemble.run import bounded_map, executor_for
 from workbench.errors import SceneError
 
 __all__ = [
@@ -134,8 +134,8 @@ _CACHE: dict = {}  # this process's scene and PyBullet engine, keyed by the scen
 def _engine(recipe):
     """This process's (scene, engine, body index) for ``recipe = (path, overrides, dt)``."""
     if _CACHE.get("recipe") != recipe:
-        from workbench.engine import Engine
-        from workbench.loader import load_scene
+        from workbench.sim.engine import Engine
+        from workbench.scene.loader import load_scene
 
         if "engine" in _CACHE:
             _CACHE.pop("engine").close()
@@ -167,7 +167,7 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
     (``resetSimulation``) for the run, so the result depends on ``(entropy, i)`` only.
     """
     from reverse.contacts import TOUCH_TOLERANCE
-    from workbench.state import State
+    from workbench.sim.state import State
 
     scene, eng, j = _engine(recipe)
     eng.rebuild()

@@ -21,9 +21,9 @@ from reverse.joints import JointModel
 from reverse.markov import MarkovPolicy, TransitionModel
 from reverse.stepper import Stepper, StepReport, StepSettings
 from workbench.errors import SceneError
-from workbench.observers import kinetic_energy
-from workbench.scene import WORLD, Scene
-from workbench.state import State, Trajectory
+from workbench.sim.observers import kinetic_energy
+from workbench.scene.model import WORLD, Scene
+from workbench.sim.state import State, Trajectory
 
 __all__ = [
     "ReverseResult",
@@ -363,7 +363,7 @@ def stitch_forward(reverse: Trajectory, scene: Scene, duration: float, dt: float
     forward part: the kinetic energy, PyBullet's contact count when the scene observes it
     (else NaN), and zeros for the LCP columns (PyBullet solved those steps).
     """
-    from workbench.forward import run_scene
+    from workbench.sim.forward import run_scene
 
     fwd = run_scene(scene.with_settings(dt=dt, duration=float(duration), record_every=1))
     n = len(reverse.body_names)

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.ensemble import SceneRef, bounded_map, executor_for
-from workbench.state import Trajectory
+from workbench.ensemble.run import SceneRef, bounded_map, executor_for
+from workbench.sim.state import Trajectory
 
 __all__ = [
     "SampleOutcome",

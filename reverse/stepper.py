@@ -63,7 +63,7 @@ from reverse.dynamics import (
 )
 from reverse.dynamics import solve_island as _solve_island
 from reverse.joints import JointModel
-from workbench.state import State
+from workbench.sim.state import State
 
 __all__ = [
     "StepSettings",

@@ -30,7 +30,7 @@ brick-ground 0.5), friction 0.6 (brick-brick 0.36, brick-ground 0.6). Contact se
 
 from __future__ import annotations
 
-from workbench.scene_parts import EXACT_CONTACT_SETTINGS, ground_box
+from workbench.scene.parts import EXACT_CONTACT_SETTINGS, ground_box
 
 __all__ = ["build", "hints", "brick_layout"]
 

@@ -1,7 +1,7 @@
 """Collision scenario design (Twigg & James 2008 §5, Fig. 12): boxes spelling "CRASH" in mid-air
 just after they collided — an INTERMEDIATE frame, run backward and forward.
 
-The scene is the frame itself. Every lit cell of the text (``workbench.font``, 5 × 7 cells a
+The scene is the frame itself. Every lit cell of the text (``workbench.scene.font``, 5 × 7 cells a
 glyph; font rows mapped to height, so the text stands in the vertical x–z plane and reads from
 −y) holds a *pair* of boxes, one in front of the plane (y < 0) and one behind it (y > 0), a small
 gap apart: they have just hit each other face to face and are flying apart along ±y at a relative
@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.font import text_pixels
-from workbench.scene_parts import ground_box
+from workbench.scene.font import text_pixels
+from workbench.scene.parts import ground_box
 
 __all__ = ["TEXT", "build", "frame_velocities"]
 
@@ -130,7 +130,7 @@ def build(
     Parameters
     ----------
     text : str
-        Text to spell (``workbench.font``).
+        Text to spell (``workbench.scene.font``).
     size : float
         Edge of the (cubic) boxes, m.
     gap : float
@@ -148,7 +148,7 @@ def build(
     box_mass : float
         kg.
     restitution, friction : float
-        Box materials (the ground: :data:`workbench.scene_parts.NEUTRAL_MATERIAL`).
+        Box materials (the ground: :data:`workbench.scene.parts.NEUTRAL_MATERIAL`).
     dt, duration : float
         Step, s, and the default length of a forward run from the frame, s.
     """

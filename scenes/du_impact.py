@@ -5,8 +5,8 @@ at vB0; the impact point is h = 2 m above the floor. B then slides up the inclin
 (restitution e between A and B, friction mu between B and the incline) and A flies back to the
 floor, landing a horizontal distance d_A from the impact point. The paper's inverse problem: given
 d_A = 0.582 m and d_B = 0.708 m and e ~ N(0.6, 0.06), mu ~ N(0.4, 0.04), find the distributions
-of vA0 and vB0. Outputs (``workbench.scene_outputs``), named as those of the analytic model
-``uncertainty.du_impact``::
+of vA0 and vB0. Outputs (``workbench.analysis.outputs``), named as those of the analytic model
+``uncertainty.examples.du_impact``::
 
     {name: dA, reduce: position_at_event, body: A, component: x,
      event: {first_contact: [A, floor]}, relative_to: initial, scale: -1}
@@ -64,7 +64,7 @@ Where PyBullet cannot match the particle model, and what it costs (measured at d
 - Branches: the scene runs whatever happens. A ball that does not rebound, or flies forward
   over the edge, may still reach the floor after striking the incline's end and give a d_A the
   Appendix does not describe (e.g. d_A < 0), or never reach it (EventNotFoundError); reject such
-  points with the Appendix's branch checks (``uncertainty.du_impact.branch_violations``).
+  points with the Appendix's branch checks (``uncertainty.examples.du_impact.branch_violations``).
 """
 
 import math
@@ -76,7 +76,7 @@ BLOCK = (0.3, 0.2, 0.2)
 #: Incline (fixed box): length along u, width, thickness, m. Long enough for d_B anywhere a
 #: solver may look (d_B = 5.8 m at vA0 = 20 m/s, vB0 = 0, e = 0.8, mu = 0.3).
 INCLINE = (20.0, 1.0, 0.2)
-#: Gravitational acceleration, m/s² (the scene's default gravity; 9.81 as in uncertainty.du_impact).
+#: Gravitational acceleration, m/s² (the scene's default gravity; 9.81 as in uncertainty.examples.du_impact).
 G = 9.81
 #: Margins of :func:`run_length`: relative and absolute (s), beyond the model's times.
 RUN_MARGIN = (0.1, 0.05)
@@ -88,8 +88,8 @@ THETA = math.radians(20.0)
 
 
 def outputs(theta=THETA):
-    """The d_A and d_B reductions for ``workbench.scene_outputs`` (θ in rad), named ``dA`` and
-    ``dB`` as the outputs of the analytic model ``uncertainty.du_impact``."""
+    """The d_A and d_B reductions for ``workbench.analysis.outputs`` (θ in rad), named ``dA`` and
+    ``dB`` as the outputs of the analytic model ``uncertainty.examples.du_impact``."""
     return [
         {
             "name": "dA",
@@ -155,7 +155,7 @@ def build(
     h : float
         Fall of A's centre from the impact to the floor, m.
     theta : float
-        Incline angle, rad (20°; the name and unit of ``uncertainty.du_impact``'s input).
+        Incline angle, rad (20°; the name and unit of ``uncertainty.examples.du_impact``'s input).
     radius : float
         Ball radius, m.
     dt : float

@@ -1,6 +1,6 @@
 """Spelling balls (Twigg & James 2008 §5, Fig. 1): balls at rest in square bins spelling a text.
 
-The scene is the FINAL state of the motion: every lit cell of the text (``workbench.font``, 5 × 7
+The scene is the FINAL state of the motion: every lit cell of the text (``workbench.scene.font``, 5 × 7
 cells a glyph) is a square bin with low walls, holding ``per_side × per_side`` balls at rest on
 the ground, a small gap apart. Stepped backward (``workbench reverse``) with the hints of
 :func:`hints` — each ball leaves its bin by a bounce and a slide at its own random time — the
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.font import text_pixels
-from workbench.scene_parts import EXACT_CONTACT_SETTINGS, NEUTRAL_MATERIAL, ground_box
+from workbench.scene.font import text_pixels
+from workbench.scene.parts import EXACT_CONTACT_SETTINGS, NEUTRAL_MATERIAL, ground_box
 
 #: Default text: 155 lit cells in the 5 × 7 font.
 TEXT = "LOREM IPSUM"
@@ -74,7 +74,7 @@ def build(
     Parameters
     ----------
     text : str
-        Text to spell (``workbench.font``; ``\\n`` for a new line).
+        Text to spell (``workbench.scene.font``; ``\\n`` for a new line).
     per_side : int
         Balls along a bin side; a bin holds per_side² balls.
     radius, gap : float

@@ -1,6 +1,6 @@
 """Spelling boxes (Twigg & James 2008 §5, Fig. 11): boxes at rest on the ground spelling "t→−t".
 
-The scene is the FINAL state of the motion: one box per lit cell of the text (``workbench.font``,
+The scene is the FINAL state of the motion: one box per lit cell of the text (``workbench.scene.font``,
 5 × 7 cells a glyph), lying flat on the ground with no bins to catch it, a small gap from its
 neighbours. Stepped backward (``workbench reverse --hints script``) with the hints of
 :func:`hints` — each box leaves its place by a small bounce and a slide at its own random time —
@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.font import text_pixels
-from workbench.scene_parts import EXACT_CONTACT_SETTINGS, ground_box
+from workbench.scene.font import text_pixels
+from workbench.scene.parts import EXACT_CONTACT_SETTINGS, ground_box
 
 __all__ = ["TEXT", "build", "hints"]
 
@@ -92,7 +92,7 @@ def build(
     Parameters
     ----------
     text : str
-        Text to spell (``workbench.font``; ``\\n`` for a new line).
+        Text to spell (``workbench.scene.font``; ``\\n`` for a new line).
     size : float
         Edge of the (cubic) boxes, m.
     gap : float
@@ -101,7 +101,7 @@ def build(
     box_mass : float
         kg.
     restitution, friction : float
-        Box materials (the ground: :data:`workbench.scene_parts.NEUTRAL_MATERIAL`).
+        Box materials (the ground: :data:`workbench.scene.parts.NEUTRAL_MATERIAL`).
     dt, duration : float
         Step and default run length, s.
     hint_seed, leave_by, bounce, slide_speed, spread_deg

@@ -12,6 +12,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 SCENES = REPO / "scenes"
+SPECS = REPO / "specs"
 
 
 @pytest.fixture(autouse=True)

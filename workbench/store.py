@@ -43,7 +43,7 @@ Crash safety (measured with 150 SIGKILLs per layout, see DESIGN.md "HDF5 crash s
   realization ``i``, its two elements are reset to the null reference (all-zero bytes, read back
   as ``""``) with a raw chunk write, which bypasses the lookup; the old object, if any, leaks a
   few bytes. Found by ``tests/integration/test_store_crash.py`` (SIGKILL, then resume);
-- only the driver process writes; workers return :class:`~workbench.state.Trajectory` objects.
+- only the driver process writes; workers return :class:`~workbench.sim.state.Trajectory` objects.
 
 A killed run therefore leaves a readable file in which every realization marked completed is
 exactly what was written, and a resumed run fills :meth:`TrajectoryStore.missing`.
@@ -63,8 +63,8 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .errors import StoreError
-from .state import STATE_FIELDS, Trajectory
+from workbench.errors import StoreError
+from workbench.sim.state import STATE_FIELDS, Trajectory
 
 __all__ = [
     "FORMAT_VERSION",
@@ -754,7 +754,7 @@ class TrajectoryStore:
         f.file.flush()
 
     def read(self, i: int = 0) -> Trajectory:
-        """Realization ``i`` as a :class:`~workbench.state.Trajectory` of its recorded steps.
+        """Realization ``i`` as a :class:`~workbench.sim.state.Trajectory` of its recorded steps.
 
         Returns
         -------

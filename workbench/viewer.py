@@ -8,8 +8,8 @@ Both entry points frame the whole trajectory with the same camera (:func:`_camer
 at the centre of the bounding box of every recorded centre of mass, from far enough away that the
 box's bounding sphere fits the field of view.
 
-This module and :mod:`workbench.engine` are the only ones in the core that touch PyBullet; it is
-obtained through :func:`workbench.engine.import_pybullet`.
+This module and :mod:`workbench.sim.engine` are the only ones in the core that touch PyBullet; it is
+obtained through :func:`workbench.sim.engine.import_pybullet`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.engine import Engine, mass_overrides_from_params
+from workbench.sim.engine import Engine, mass_overrides_from_params
 from workbench.errors import WorkbenchError
-from workbench.scene import Scene
-from workbench.state import State, Trajectory
+from workbench.scene.model import Scene
+from workbench.sim.state import State, Trajectory
 
 __all__ = ["replay", "render_frames"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import SCENES, WORKBENCH, cli_env
-from workbench.catalog import is_scene_file
+from workbench.scene.catalog import is_scene_file
 
 
 def wb(*args, cwd=None, timeout=300):
@@ -38,7 +38,7 @@ def falling_h5(tmp_path_factory):
 def test_help_lists_every_subcommand():
     import argparse
 
-    from workbench.cli import build_parser
+    from workbench.cli.main import build_parser
 
     r = wb("--help")
     assert r.returncode == 0

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from workbench.cli import main
-from workbench.engine import Engine
-from workbench.loader import load_scene
-from workbench.state import Trajectory
+from workbench.cli.main import main
+from workbench.sim.engine import Engine
+from workbench.scene.loader import load_scene
+from workbench.sim.state import Trajectory
 from workbench.store import read_trajectory
 from workbench.viewer import render_frames
 

@@ -48,7 +48,7 @@ def test_reverse_doc_examples_run(tmp_path, monkeypatch):
     import yaml
 
     from reverse.hints import parse_hints
-    from workbench.cli import main as workbench_main
+    from workbench.cli.main import main as workbench_main
     from workbench.store import read_trajectory
 
     doc = REPO / "docs" / "reverse.md"
@@ -74,9 +74,9 @@ def test_inverse_doc_examples_run(tmp_path):
     import yaml
 
     from uncertainty.inverse import inverse_form
-    from workbench.inverse_cli import build_problem
-    from workbench.inverse_spec import load_inverse_spec
-    from workbench.scene_outputs import parse_outputs
+    from workbench.cli.inverse import build_problem
+    from workbench.analysis.inverse import load_inverse_spec
+    from workbench.analysis.outputs import parse_outputs
 
     doc = REPO / "docs" / "inverse.md"
     spec_text, fragment = _blocks(doc, "yaml")

@@ -84,7 +84,7 @@ def test_two_workers_bit_identical(reference, tmp_path):
 
 def test_dask_cluster_bit_identical(reference, tmp_path):
     pytest.importorskip("distributed")
-    from workbench.cluster import local_dask_cluster
+    from workbench.ensemble.cluster import local_dask_cluster
 
     with local_dask_cluster(2, env=cli_env()) as address:
         out = tmp_path / "dask.h5"

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import SCENES, WORKBENCH, cli_env
-from uncertainty.du_impact import EXACT_MEAN, EXACT_STD, TABLE1, TABLE2
-from workbench.cli import main
+from tests.conftest import SCENES, SPECS, WORKBENCH, cli_env
+from uncertainty.examples.du_impact import EXACT_MEAN, EXACT_STD, TABLE1, TABLE2
+from workbench.cli.main import main
 
-SPEC = SCENES / "du_impact_analytic.yaml"
+SPEC = SPECS / "du_impact_analytic.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +151,7 @@ def test_pybullet_spec_runs_end_to_end_and_agrees_with_the_analytic_model(
     """The shipped PyBullet spec from the CLI (≈ 540 PyBullet runs, ≈ 8 s): every point converges
     and the CDFs are the analytic ones shifted by PyBullet's O(dt) bias (docs/inverse.md)."""
     out = tmp_path / "pb.json"
-    code = main(["inverse", str(SCENES / "du_impact_pybullet.yaml"), "-q", "-o", str(out)])
+    code = main(["inverse", str(SPECS / "du_impact_pybullet.yaml"), "-q", "-o", str(out)])
     assert code == 0
     rep = json.loads(out.read_text())
     for name, v in rep["variables"].items():

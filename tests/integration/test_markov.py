@@ -13,8 +13,8 @@ import pytest
 from reverse.markov import TransitionModel, load_model
 from reverse.run import run_reverse
 from tests.conftest import REPO, WORKBENCH, cli_env
-from workbench.cli import main
-from workbench.loader import load_scene
+from workbench.cli.main import main
+from workbench.scene.loader import load_scene
 
 SCENE = REPO / "scenes" / "markov_block.yaml"
 TABLE = REPO / "data" / "markov_block.json"

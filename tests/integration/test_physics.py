@@ -11,7 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from tests.conftest import SCENES
 from workbench import load_scene, run_scene
-from workbench.scene import scene_from_dict
+from workbench.scene.model import scene_from_dict
 
 G = 9.81
 

@@ -11,12 +11,12 @@ from reverse import run as reverse_run
 from reverse.hints import load_hints
 from reverse.lcp import LCPResult
 from reverse.run import run_forward_mirror, run_reverse
-from workbench.catalog import find_scene
-from workbench.cli import main
-from workbench.engine import Engine
-from workbench.forward import run_scene
-from workbench.loader import load_scene
-from workbench.scene import scene_from_dict
+from workbench.scene.catalog import find_scene
+from workbench.cli.main import main
+from workbench.sim.engine import Engine
+from workbench.sim.forward import run_scene
+from workbench.scene.loader import load_scene
+from workbench.scene.model import scene_from_dict
 from workbench.store import TrajectoryStore
 
 G = 9.81

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.store import TrajectoryStore
 
 TABLE = str(REPO / "data" / "markov_block.json")
@@ -40,7 +40,7 @@ def test_samples_are_bit_identical_whatever_the_worker_count(sampled):
 def test_samples_on_a_dask_cluster_are_bit_identical(sampled, tmp_path):
     pytest.importorskip("distributed")
     from tests.conftest import cli_env
-    from workbench.cluster import local_dask_cluster
+    from workbench.ensemble.cluster import local_dask_cluster
 
     out = tmp_path / "dask.h5"
     with local_dask_cluster(2, env=cli_env()) as address:

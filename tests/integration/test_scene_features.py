@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from workbench import run_scene
-from workbench.scene import scene_from_dict
+from workbench.scene.model import scene_from_dict
 
 G = 9.81
 

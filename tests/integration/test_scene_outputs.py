@@ -1,4 +1,4 @@
-"""Reductions of scene runs (workbench/scene_outputs.py) against closed forms, and the du_impact
+"""Reductions of scene runs (workbench/analysis/outputs.py) against closed forms, and the du_impact
 scene (scenes/du_impact.py) against the Appendix model of Du (2013).
 
 Two kinds of reference: the continuous answer (free fall, Coulomb sliding, the Appendix), which
@@ -20,8 +20,8 @@ import pytest
 from tests.conftest import SCENES
 from uncertainty.model import CachedModel, Model, estimate_noise
 from workbench.errors import SceneError
-from workbench.scene import scene_from_dict
-from workbench.scene_outputs import (
+from workbench.scene.model import scene_from_dict
+from workbench.analysis.outputs import (
     EVENT_NOISE,
     EventNotFoundError,
     SceneOutputModel,

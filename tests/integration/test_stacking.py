@@ -18,8 +18,8 @@ from reverse.hints import parse_hints, script_hints
 from reverse.markov import load_model
 from reverse.run import run_reverse
 from reverse.stepper import Stepper, StepSettings
-from workbench.loader import load_scene
-from workbench.state import State
+from workbench.scene.loader import load_scene
+from workbench.sim.state import State
 
 REPO = Path(__file__).resolve().parents[2]
 STACK = REPO / "scenes" / "box_stack5.yaml"

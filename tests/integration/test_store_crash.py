@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.state import STATE_FIELDS, Trajectory
+from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store import TrajectoryStore, describe
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ CHILD = (
         """
         import sys
         import numpy as np
-        from workbench.state import Trajectory
+        from workbench.sim.state import Trajectory
         from workbench.store import StoreSchema, TrajectoryStore
         """
     )

@@ -10,7 +10,7 @@ import pytest
 from reverse.dynamics import ContactSet, RigidBodies, tangent_basis
 from reverse.stepper import Stepper, StepSettings, blend_weight, free_bodies
 from tests.unit.reverse.test_stepper import goals_fn, sphere_rigid, state1
-from workbench.state import State
+from workbench.sim.state import State
 
 G = 9.81
 DT = 1e-3

@@ -18,7 +18,7 @@ from scipy.integrate import solve_ivp
 from reverse.dynamics import ContactSet, RigidBodies
 from reverse.joints import JointModel
 from reverse.stepper import Stepper, StepSettings
-from workbench.state import State
+from workbench.sim.state import State
 
 G = 9.81
 LENGTH = 1.0  # m, pivot to centre of mass

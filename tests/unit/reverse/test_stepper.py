@@ -8,7 +8,7 @@ import pytest
 
 from reverse.dynamics import ContactSet, Goals, RigidBodies, tangent_basis
 from reverse.stepper import Stepper, StepSettings, backward_configuration
-from workbench.state import State
+from workbench.sim.state import State
 
 G = 9.81
 DT = 1e-3

@@ -22,7 +22,7 @@ from uncertainty.bayes import (
     sample_posterior,
 )
 from uncertainty.errors import UncertaintyError
-from uncertainty.falling_object import FALLING_OBJECT
+from uncertainty.examples.falling_object import FALLING_OBJECT
 from uncertainty.model import FunctionModel, ResponseFunction
 
 # Zero-based rows of Table 1 per case (identified by matching the published numbers).

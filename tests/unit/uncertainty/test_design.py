@@ -18,7 +18,7 @@ from uncertainty.design import (
     optimal_times,
 )
 from uncertainty.errors import UncertaintyError
-from uncertainty.falling_object import FALLING_OBJECT, position, position_derivatives
+from uncertainty.examples.falling_object import FALLING_OBJECT, position, position_derivatives
 from uncertainty.model import ResponseFunction
 
 NOMINAL = {"g": 9.81, "c": 0.106, "t0": 1.0}  # θ0 of the document's design example

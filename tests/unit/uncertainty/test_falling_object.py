@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
-from uncertainty import falling_object
-from uncertainty.falling_object import (
+from uncertainty.examples import falling_object
+from uncertainty.examples.falling_object import (
     C_NOMINAL,
     G_NOMINAL,
     T0_NOMINAL,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from uncertainty import du_impact as du
+from uncertainty.examples import du_impact as du
 from uncertainty.distributions import IndependentTransform
 from uncertainty.errors import UncertaintyError
 from uncertainty.inverse import (

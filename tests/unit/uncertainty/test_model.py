@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from uncertainty.errors import UncertaintyError
-from uncertainty.falling_object import FALLING_OBJECT, position
+from uncertainty.examples.falling_object import FALLING_OBJECT, position
 from uncertainty.model import (
     MACHINE_NOISE,
     CachedModel,

@@ -38,7 +38,7 @@ PAPER_C0 = 472.0
 PAPER_MU = np.array([[5.78, 0.059, -0.046], [0.059, 3.34, 0.086], [-0.046, 0.086, -0.5]])
 PAPER_C_G = 0.67
 PAPER_DELTA_G = 0.45
-CALIBRATION_SEED = 20120117  # the seed workbench.realization calibrates with
+CALIBRATION_SEED = 20120117  # the seed workbench.ensemble.realization calibrates with
 
 
 def rng(seed: int) -> np.random.Generator:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from workbench.engine import Engine
-from workbench.forward import run_scene
-from workbench.scene import scene_from_dict
+from workbench.sim.engine import Engine
+from workbench.sim.forward import run_scene
+from workbench.scene.model import scene_from_dict
 
 J = [[2.0, 0.3, -0.2], [0.3, 1.5, 0.1], [-0.2, 0.1, 1.0]]
 

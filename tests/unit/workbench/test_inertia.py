@@ -7,9 +7,7 @@ import pytest
 import trimesh
 from scipy.spatial.transform import Rotation
 
-from workbench import inertia as I
-
-
+from workbench.scene import inertia as I
 def _mesh_inertia(mesh, mass):
     mesh.density = mass / mesh.volume
     return mesh.moment_inertia

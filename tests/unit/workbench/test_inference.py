@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import REPO, SCENES
-from workbench.catalog import is_scene_file
-from workbench.inference import (
+from tests.conftest import REPO, SCENES, SPECS
+from workbench.scene.catalog import is_scene_file
+from workbench.analysis.inference import (
     SpecError,
     inference_report,
     is_spec,
@@ -20,7 +20,7 @@ from workbench.inference import (
     run_inference,
 )
 
-EXAMPLES = [SCENES / f"falling_object_example{k}.yaml" for k in (1, 2, 3)]
+EXAMPLES = [SPECS / f"falling_object_example{k}.yaml" for k in (1, 2, 3)]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SCENES
-from workbench.catalog import is_scene_file
-from workbench.cli import main
+from workbench.scene.catalog import is_scene_file
+from workbench.cli.main import main
 from workbench.errors import SceneError
-from workbench.loader import load_scene, parse_override, scene_from_json, scene_to_json
-from workbench.scene import scene_from_dict
+from workbench.scene.loader import load_scene, parse_override, scene_from_json, scene_to_json
+from workbench.scene.model import scene_from_dict
 
 BALL = {
     "parameters": {"r": 0.1},

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from workbench.statistics import (
+from workbench.ensemble.statistics import (
     confidence_band,
     mean_response,
     mean_square_convergence,

@@ -11,7 +11,7 @@ import pytest
 
 from workbench import store as store_module
 from workbench.errors import StoreError
-from workbench.state import STATE_FIELDS, Trajectory
+from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store import (
     FORMAT_VERSION,
     StoreSchema,

@@ -15,8 +15,8 @@ from PIL import Image
 
 from tests.conftest import cli_env
 from workbench.errors import WorkbenchError
-from workbench.forward import run_scene
-from workbench.scene import scene_from_dict
+from workbench.sim.forward import run_scene
+from workbench.scene.model import scene_from_dict
 from workbench.viewer import (
     CAMERA_PITCH,
     CAMERA_YAW,
@@ -187,8 +187,8 @@ def _free_display() -> int:
 
 REPLAY_SCRIPT = textwrap.dedent(
     """
-    from workbench.forward import run_scene
-    from workbench.scene import scene_from_dict
+    from workbench.sim.forward import run_scene
+    from workbench.scene.model import scene_from_dict
     from workbench.viewer import replay
 
     scene = scene_from_dict({fall!r})

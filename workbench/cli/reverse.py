@@ -1,0 +1,406 @@
+"""``workbench reverse``: step a scene backward from its final state (thin: parsing and output;
+the work is :func:`reverse.run.run_reverse`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_reverse_parser", "cmd_reverse"]
+
+DESCRIPTION = """\
+Step SCENE backward in time (Twigg & James 2008) from its state, which is taken as the FINAL
+state of the motion (bodies at rest unless the scene gives velocities), and write the motion that
+would have led to it, in forward time order, to HDF5. `workbench replay OUT.h5` plays it; the
+file's attribute time_reversed = 1 says how it was made.
+
+A body at rest stays at rest backward unless a hint says how it arrived: --hints FILE (YAML)
+lists per body a sliding direction and speed, a bounce (landing speed), or rolling:
+
+  hints:
+    - {body: block, slide: {direction: [1, 0, 0], speed: 2.0}}
+    - {body: ball, bounce: 0.15}
+    - {body: roller, roll: {direction: [0, 1, 0], speed: 1.0}, at: 0.1}
+
+`at` is the reverse time (s before the final state) of the step the hint acts on (default 0);
+{body: NAME, free: false} keeps a body from ever starting to move (§4 "Stacking"). A scene script
+may make its own hints with a function hints(**parameters): pass --hints script.
+Per-step diagnostics (kinetic energy, contact count, islands, LCP rows, pivots, failures and
+fallbacks) are stored under /diagnostics, one row per island and step under /reverse/islands.
+
+Plausibility controls (Twigg & James §4; all off by default, which keeps the steps exact mirrors
+of the forward ones): --restitution-blend S sets a pair's restitution to 1 after an elastic
+collision and blends it back over S seconds; --angular-damping / --linear-damping C damp
+velocities backward at rate C (1/s); --attract lets constrained bodies of a stack pull on their
+supports; --joint-unit-restitution makes contacts between jointed bodies elastic; goals only
+start bodies that are free to bounce (--no-free-to-bounce turns the test
+off); --energy-limit J stops (or, with --on-energy flag, marks) a run whose kinetic energy
+exceeds J joules.
+
+--samples K runs K seeded reverse runs (--workers W or --scheduler ADDR in parallel; run i uses
+SeedSequence(seed, spawn_key=(i,)), so the result does not depend on the worker count), rejects
+those that fail, exceed --energy-limit or have failed LCPs, and keeps the --keep k with the lowest
+peak kinetic energy in one ensemble file (replay one with --realization i); every run's outcome
+and why it was rejected are in /sampling/outcomes.
+
+--then-forward T appends T seconds of PyBullet forward simulation from the scene's state, so an
+intermediate frame becomes one trajectory: the reverse run leading to it, then the forward run
+from it (the CRASH example of §5).
+
+examples:
+  workbench reverse reverse_landing --hints scenes/reverse_landing.hints.yaml \\
+      --duration 0.5 -o landing.h5 && workbench replay landing.h5
+  workbench reverse markov_block --markov data/markov_block.json --duration 1 \\
+      --samples 50 --keep 5 --workers 2 --energy-limit 20 --seed 1 -o block_runs.h5
+  workbench reverse scenes/spelling_balls.py --hints script --duration 3 \\
+      --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
+"""
+
+
+def add_reverse_parser(sub) -> None:
+    from workbench.cli.main import _add_scene_arguments  # the shared SCENE and --set arguments
+
+    rv = sub.add_parser(
+        "reverse",
+        help="step a scene backward from its final state (reverse run)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_scene_arguments(rv, settings=False)  # SCENE and --set
+    rv.add_argument(
+        "--duration", type=float, required=True, help="how far back to step, s (required)"
+    )
+    rv.add_argument("-o", "--output", help="HDF5 file to write (default: <scene>_reverse.h5)")
+    rv.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
+    rv.add_argument(
+        "--hints", metavar="FILE", help="hints file (YAML), or 'script' for the scene script's"
+    )
+    rv.add_argument(
+        "--seed",
+        type=int,
+        help="seed for the orientation of the friction pyramids of unhinted contacts "
+        "(default: a fixed world-aligned choice) and for the --markov draws; with --samples, "
+        "the entropy of all runs (default: fresh, stored in the file)",
+    )
+    rv.add_argument(
+        "--markov",
+        metavar="TABLE",
+        help="contact-transition table (JSON from `workbench markov train`, or the name of a "
+        "shipped one: markov_block): bodies at rest or "
+        "in contact leave the ground backward as often as forward runs land (Twigg & James "
+        "2008 sec. 4); without --seed the draws use fresh entropy, stored in the file",
+    )
+    g = rv.add_argument_group("plausibility controls (Twigg & James sec. 4)")
+    g.add_argument(
+        "--restitution-blend",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="after an elastic collision, restitution 1 blended back over S s (0)",
+    )
+    g.add_argument(
+        "--angular-damping",
+        type=float,
+        default=0.0,
+        metavar="C",
+        help="backward angular damping rate, 1/s (0)",
+    )
+    g.add_argument(
+        "--linear-damping",
+        type=float,
+        default=0.0,
+        metavar="C",
+        help="backward linear damping rate, 1/s (0)",
+    )
+    g.add_argument(
+        "--attract",
+        action="store_true",
+        help="constrained bodies may take a negative normal force (stacks hold)",
+    )
+    g.add_argument(
+        "--joint-unit-restitution",
+        action="store_true",
+        help="restitution 1 between bodies connected by joints (articulated bodies)",
+    )
+    g.add_argument(
+        "--no-free-to-bounce",
+        dest="free_to_bounce",
+        action="store_false",
+        help="let goals start any body, not only those free to bounce",
+    )
+    g.add_argument(
+        "--energy-limit", type=float, metavar="J", help="guard on the total kinetic energy, J"
+    )
+    g.add_argument(
+        "--on-energy",
+        choices=("stop", "flag"),
+        default="stop",
+        help="what the guard does: end the run there (default) or mark it",
+    )
+    m = rv.add_argument_group("many runs")
+    m.add_argument("--samples", type=int, metavar="K", help="run K seeded reverse runs")
+    m.add_argument(
+        "--keep",
+        type=int,
+        default=1,
+        metavar="k",
+        help="keep the k lowest-peak-energy accepted runs (1)",
+    )
+    m.add_argument(
+        "--workers", type=int, default=1, metavar="W", help="worker processes for --samples (1)"
+    )
+    m.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address for --samples")
+    rv.add_argument(
+        "--then-forward",
+        type=float,
+        metavar="T",
+        help="append T s of PyBullet forward simulation from the scene's state",
+    )
+    rv.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    rv.set_defaults(func=cmd_reverse)  # fmt: skip
+
+
+def _positive(name: str, value, *, allow_zero: bool = False) -> None:
+    import math
+
+    from workbench.errors import SceneError
+
+    if value is None:
+        return
+    ok = math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        what = "a non-negative" if allow_zero else "a positive"
+        raise SceneError(f"--{name}", "", f"expected {what} number, got {value}")
+
+
+def cmd_reverse(args) -> int:
+    from reverse.hints import load_hints, script_hints
+    from reverse.markov import load_model
+    from reverse.stepper import StepSettings
+    from workbench.scene.catalog import find_data, find_scene
+    from workbench.errors import SceneError
+    from workbench.scene.loader import load_scene, parse_override
+
+    overrides = dict(parse_override(s) for s in args.overrides)
+    path = find_scene(args.scene)
+    scene = load_scene(path, overrides)
+    for name in ("dt", "duration", "energy_limit", "then_forward"):
+        _positive(name.replace("_", "-"), getattr(args, name))
+    for name in ("restitution_blend", "angular_damping", "linear_damping"):
+        _positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
+    if args.seed is not None and args.seed < 0:
+        raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
+    if args.samples is not None:
+        if args.samples < 1:
+            raise SceneError("--samples", "", f"expected at least 1, got {args.samples}")
+        if not 1 <= args.keep <= args.samples:
+            raise SceneError("--keep", "", f"expected 1 ≤ k ≤ --samples {args.samples}")
+        if args.workers < 1:
+            raise SceneError("--workers", "", f"expected at least 1, got {args.workers}")
+        if args.then_forward:
+            raise SceneError("--then-forward", "", "cannot be combined with --samples")
+    dt = args.dt or scene.settings.dt
+    if args.hints == "script":
+        hints, hints_text = script_hints(path, scene.parameters, scene.body_names)
+    elif args.hints:
+        hints = load_hints(args.hints, scene.body_names)
+        hints_text = Path(args.hints).read_text()
+    else:
+        hints, hints_text = [], ""
+    markov = load_model(find_data(args.markov)) if args.markov else None
+    settings = StepSettings(
+        dt,
+        free_to_bounce=args.free_to_bounce,
+        attract=args.attract,
+        restitution_blend=args.restitution_blend,
+        angular_damping=args.angular_damping,
+        linear_damping=args.linear_damping,
+        joint_unit_restitution=args.joint_unit_restitution,
+    )
+    options = {
+        "duration": args.duration,
+        "dt": dt,
+        "hints": hints,
+        "settings": settings,
+        "markov": markov,
+        "energy_limit": args.energy_limit,
+        "on_energy": args.on_energy,
+    }
+    attrs = {
+        "time_reversed": 1,
+        "reverse_dt": dt,
+        "hints": hints_text,
+        "reverse_settings": repr(settings),
+        **({"markov_table": markov.to_json()} if markov is not None else {}),
+        **({"energy_limit": args.energy_limit} if args.energy_limit else {}),
+    }
+    out = Path(args.output or f"{path.stem}_reverse.h5")
+    if args.samples is not None:
+        return _sample(args, path, overrides, scene, options, attrs, out)
+    return _single(args, path, scene, options, attrs, out)
+
+
+def _single(args, path, scene, options, attrs, out) -> int:
+    import time
+
+    import numpy as np
+
+    from reverse.run import run_reverse, stitch_forward
+    from workbench.cli.main import _progress_bar
+    from workbench.scene.loader import scene_to_json
+    from workbench.store import write_trajectory
+
+    n_steps = int(round(args.duration / options["dt"]))
+    bar = None if args.quiet else _progress_bar(n_steps, "steps")
+    t0 = time.perf_counter()
+    try:
+        result = run_reverse(
+            scene, seed=args.seed, progress=None if bar is None else bar.advance, **options
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    traj = result.trajectory
+    attrs = {**attrs, "reverse_duration": float(traj.time[-1])}
+    if options["markov"] is not None:
+        attrs["markov_seed"] = str(result.markov_entropy)
+        attrs["markov_transitions"] = result.markov_transitions
+    if args.then_forward and traj.status == "ok":
+        traj = stitch_forward(traj, scene, args.then_forward, options["dt"])
+        attrs["forward_from"] = float(result.trajectory.time[-1])
+    wall = time.perf_counter() - t0
+    write_trajectory(
+        out,
+        traj,
+        scene_text=scene.source_text,
+        scene_json=scene_to_json(scene),
+        seed_entropy=args.seed,
+        extra_attrs=attrs,
+        extra_datasets={"reverse/islands": result.island_log},
+    )
+    failed = int(np.sum(traj.diagnostics["lcp_failed"]))
+    fallbacks = int(np.sum(traj.diagnostics["lcp_fallbacks"]))
+    if traj.status != "ok":
+        print(
+            f"workbench reverse: {path}: {traj.message}; wrote {out} with {traj.n_times} states "
+            f"(marked '{traj.status}')",
+            file=sys.stderr,
+        )
+        return 1
+    if failed:
+        print(
+            f"workbench reverse: warning: {failed} island LCP(s) failed (see /reverse/islands "
+            f"in {out}); their bodies moved with Lemke's last iterate",
+            file=sys.stderr,
+        )
+    if traj.message:  # e.g. the energy guard in flag mode
+        print(f"workbench reverse: warning: {traj.message}", file=sys.stderr)
+    if not args.quiet:
+        extra = f", {fallbacks} LCP fallback(s)" if fallbacks else ""
+        fwd = f" and {args.then_forward:g} s forward" if args.then_forward else ""
+        print(
+            f"wrote {out}: {traj.n_times} states of {traj.n_bodies} bodies, "
+            f"{result.trajectory.time[-1]:g} s back from the final state{fwd} in {wall:.2f} s"
+            f"{extra}"
+        )
+    return 0
+
+
+def _sample(args, path, overrides, scene, options, attrs, out) -> int:
+    from reverse.sampling import sample_reverse_runs
+    from workbench.cli.main import _progress_bar
+    from workbench.ensemble.run import SceneRef
+    from workbench.scene.loader import scene_to_json
+    from workbench.store import StoreSchema, TrajectoryStore
+
+    ref = SceneRef(str(path), tuple(sorted(overrides.items())))
+    bar = None if args.quiet else _progress_bar(args.samples, "runs")
+    done = [0]
+
+    def advance(outcome) -> None:
+        done[0] += 1
+        if bar is not None:
+            bar.advance(done[0], args.samples)
+
+    result = sample_reverse_runs(
+        ref,
+        samples=args.samples,
+        keep=args.keep,
+        options=options,
+        entropy=args.seed,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=advance,
+    )
+    if bar is not None:
+        bar.close()
+    table = result.table()
+    if not result.kept:
+        print(
+            f"workbench reverse: {path}: none of the {args.samples} runs was accepted "
+            f"({_reasons(table)}); nothing written",
+            file=sys.stderr,
+        )
+        return 1
+    first = result.kept[0][1]
+    datasets = {"sampling/outcomes": table}
+    for r, (_, _, log) in enumerate(result.kept):
+        datasets[f"reverse/islands_{r}"] = log
+    with TrajectoryStore.create(
+        out,
+        StoreSchema.from_trajectory(first),
+        len(result.kept),
+        scene_text=scene.source_text,
+        scene_json=scene_to_json(scene),
+        seed_entropy=result.entropy,
+        kind="ensemble",
+        extra_attrs={
+            **attrs,
+            "reverse_duration": float(first.time[-1]),
+            "samples": args.samples,
+            "kept_runs": ",".join(str(o.index) for o, _, _ in result.kept),
+        },
+        extra_datasets=datasets,
+    ) as store:
+        store.write_many((r, traj) for r, (_, traj, _) in enumerate(result.kept))
+    if not args.quiet:
+        print(_summary(table, args.energy_limit))
+        print(
+            f"wrote {out}: {len(result.kept)} of {args.samples} runs kept (lowest peak kinetic "
+            f"energy first; replay one with --realization i) in {result.wall_seconds:.1f} s"
+        )
+    return 0
+
+
+def _reasons(table) -> str:
+    from collections import Counter
+
+    c = Counter(r.decode().split(":")[0] for r in table["reason"])
+    return ", ".join(f"{n} {k}" for k, n in c.most_common())
+
+
+def _summary(table, limit) -> str:
+    """A few lines: peak energies of all runs and why runs were rejected."""
+    import numpy as np
+
+    peak = table["peak_energy"][np.isfinite(table["peak_energy"])]
+    lines = []
+    if peak.size:
+        q = np.percentile(peak, [0, 50, 90, 100])
+        lines.append(
+            "peak kinetic energy of the runs (J): min {:.4g}, median {:.4g}, 90% {:.4g}, "
+            "max {:.4g}".format(*q)
+            + (f"; limit {limit:g}" if limit else "")
+        )
+    kept = table[table["kept"]]
+    lines.append(
+        "kept: "
+        + ", ".join(
+            f"run {r['index']} ({r['peak_energy']:.4g} J)" for r in np.sort(kept, order="rank")
+        )
+    )
+    rejected = table[~table["kept"]]
+    if rejected.size:
+        lines.append(f"not kept: {_reasons(rejected)}")
+    return "\n".join(lines)

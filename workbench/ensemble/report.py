@@ -1,0 +1,146 @@
+"""Summaries and figures of stored ensembles: reads the store, calls :mod:`workbench.ensemble.statistics`
+and :mod:`workbench.figures.trajectories`. The CLI's ``stats`` and ``plot`` commands are thin wrappers of this."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from workbench.errors import StoreError
+from workbench.ensemble.statistics import (
+    confidence_band,
+    mean_response,
+    mean_square_convergence,
+    summarize_samples,
+)
+from workbench.store import TrajectoryStore
+
+__all__ = [
+    "ensemble_summary",
+    "plot_ensemble_observer",
+    "plot_parameter",
+    "plot_ensemble_convergence",
+]
+
+
+def _observer(store: TrajectoryStore, name: str) -> tuple[np.ndarray, dict]:
+    info = store.schema.observer_info
+    if name not in info:
+        options = ", ".join(info) or "none"
+        raise StoreError(f"{store.path}: no observer '{name}'; the file has {options}")
+    return store.read_array(f"observers/{name}"), info[name]
+
+
+def ensemble_summary(path, p_c: float = 0.9) -> dict:
+    """A JSON-ready summary: realizations, failures, sampled parameters, and per observer and
+    component the peak of the nominal and mean responses and the widest band."""
+    with TrajectoryStore.open(path) as store:
+        completed = store.completed
+        out: dict = {
+            "path": str(path),
+            "n_realizations": store.n_realizations,
+            "n_completed": int(completed.sum()),
+            "seed_entropy": store.attrs.get("seed_entropy", ""),
+            "p_c": p_c,
+        }
+        statuses = store.statuses()
+        status = {s: statuses.count(s) for s in sorted(set(statuses))}
+        out["status_counts"] = status
+        params = {}
+        for key, shape in store.schema.param_shapes.items():
+            arr = store.read_array(f"params/{key}")
+            finite = arr[np.all(np.isfinite(arr.reshape(arr.shape[0], -1)), axis=1)]
+            if finite.shape[0] < 2 or np.all(finite == finite[0]):
+                continue  # not random in this ensemble
+            if shape == ():
+                params[key] = summarize_samples(arr)
+            elif shape == (3, 3) and key.endswith("/G"):
+                params[key + " (trace)"] = summarize_samples(np.trace(arr, axis1=1, axis2=2))
+            elif shape == (3, 3):
+                params[key + " (diagonal)"] = [summarize_samples(arr[:, j, j]) for j in range(3)]
+            elif shape == (3,):
+                params[key] = [summarize_samples(arr[:, j]) for j in range(3)]
+        out["params"] = params
+        nominal = store.read_nominal()
+        time = store.schema.time
+        observers = {}
+        for name in store.schema.observer_info:
+            Y, info = _observer(store, name)
+            try:
+                mean = mean_response(Y)
+                lo, hi = confidence_band(Y, p_c)
+            except ValueError:
+                continue
+            conv = mean_square_convergence(Y, time)
+            rows = []
+            for j, comp in enumerate(info["components"]):
+                row = {
+                    "component": comp,
+                    "unit": info["unit"],
+                    "mean_peak": float(np.max(np.abs(mean[:, j]))),
+                    "band_max_width": float(np.max(hi[:, j] - lo[:, j])),
+                }
+                if nominal is not None and name in nominal.observers:
+                    row["nominal_peak"] = float(np.max(np.abs(nominal.observers[name][:, j])))
+                rows.append(row)
+            tail = conv[int(0.9 * (len(conv) - 1)) :]
+            observers[name] = {
+                "components": rows,
+                "convergence_final": float(conv[-1]),
+                "convergence_change_last_10pct": float(np.ptp(tail) / conv[-1])
+                if conv[-1]
+                else 0.0,
+            }
+        out["observers"] = observers
+    return out
+
+
+def plot_ensemble_observer(path, name: str, out, p_c: float = 0.9) -> Path:
+    from workbench.figures.trajectories import plot_band
+
+    with TrajectoryStore.open(path) as store:
+        Y, info = _observer(store, name)
+        nominal = store.read_nominal()
+        time = store.schema.time
+        n_ok = int(np.sum(np.all(np.isfinite(Y.reshape(Y.shape[0], -1)), axis=1)))
+    mean = mean_response(Y)
+    lo, hi = confidence_band(Y, p_c)
+    nom = nominal.observers.get(name) if nominal is not None else None
+    if nom is not None and nom.shape[0] != len(time):
+        nom = None
+    body = info.get("body")
+    title = f"{name}: {info.get('quantity', '')}" + (f" of {body}" if body else "")
+    title += f" — {n_ok} realizations, P_c = {p_c:g}"
+    return plot_band(time, nom, mean, lo, hi, info, out, p_c=p_c, title=title)
+
+
+def plot_parameter(path, key: str, out) -> Path:
+    """PDF of a scalar parameter (or of tr(G) for ``<body>/G``), scatter for a 3-vector."""
+    from workbench.figures.trajectories import plot_samples, plot_scatter3
+
+    with TrajectoryStore.open(path) as store:
+        shapes = store.schema.param_shapes
+        if key not in shapes:
+            raise StoreError(f"{path}: no parameter '{key}'; the file has {', '.join(shapes)}")
+        arr = store.read_array(f"params/{key}")
+    shape = shapes[key]
+    if shape == ():
+        unit = "kg" if key.endswith("/mass") else ""
+        return plot_samples(arr, key, out, unit=unit)
+    if shape == (3,):
+        return plot_scatter3(arr, key, out)
+    if shape == (3, 3) and key.endswith("/G"):
+        return plot_samples(np.trace(arr, axis1=1, axis2=2), f"tr({key})", out)
+    if shape == (3, 3):
+        return plot_samples(np.trace(arr, axis1=1, axis2=2), f"tr({key})", out, unit="kg m^2")
+    raise StoreError(f"{path}: cannot plot parameter '{key}' of shape {shape}")
+
+
+def plot_ensemble_convergence(path, name: str, out) -> Path:
+    from workbench.figures.trajectories import plot_convergence
+
+    with TrajectoryStore.open(path) as store:
+        Y, _ = _observer(store, name)
+        time = store.schema.time
+    return plot_convergence(mean_square_convergence(Y, time), name, out)

@@ -1,0 +1,149 @@
+"""State and trajectory of a set of rigid bodies: the one representation shared by forward runs,
+reverse runs, the HDF5 store and the viewer.
+
+Conventions (SI units throughout):
+
+- ``position`` is the world position of each body's centre of mass, m.
+- ``orientation`` is the unit quaternion (x, y, z, w — PyBullet's order) of the *body frame*, the
+  frame in which the scene file defines the body (its shape, centre-of-mass offset and inertia).
+  It is not PyBullet's principal-axes inertial frame; :mod:`workbench.sim.engine` converts.
+- ``linear_velocity`` is the centre-of-mass velocity, m/s, world frame.
+- ``angular_velocity`` is in the world frame, rad/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["State", "Trajectory", "STATE_FIELDS"]
+
+#: Names and trailing sizes of the per-body state arrays, in storage order.
+STATE_FIELDS: dict[str, int] = {
+    "position": 3,
+    "orientation": 4,
+    "linear_velocity": 3,
+    "angular_velocity": 3,
+}
+
+
+@dataclass(frozen=True)
+class State:
+    """Instantaneous state of ``n`` bodies.
+
+    Attributes
+    ----------
+    position : ndarray, shape (n, 3)
+        Centre-of-mass positions, m.
+    orientation : ndarray, shape (n, 4)
+        Body-frame quaternions (x, y, z, w).
+    linear_velocity : ndarray, shape (n, 3)
+        Centre-of-mass velocities, m/s.
+    angular_velocity : ndarray, shape (n, 3)
+        Angular velocities in the world frame, rad/s.
+    """
+
+    position: np.ndarray
+    orientation: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = np.shape(self.position)[0]
+        for name, k in STATE_FIELDS.items():
+            arr = np.asarray(getattr(self, name), dtype=float)
+            if arr.shape != (n, k):
+                raise ValueError(f"State.{name} must have shape ({n}, {k}), got {arr.shape}")
+            object.__setattr__(self, name, arr)
+
+    @property
+    def n_bodies(self) -> int:
+        return self.position.shape[0]
+
+    def is_finite(self) -> np.ndarray:
+        """Boolean mask, shape (n,), true where every component of a body's state is finite."""
+        ok = np.ones(self.n_bodies, dtype=bool)
+        for name in STATE_FIELDS:
+            ok &= np.all(np.isfinite(getattr(self, name)), axis=1)
+        return ok
+
+
+@dataclass
+class Trajectory:
+    """Recorded states of one run.
+
+    Attributes
+    ----------
+    time : ndarray, shape (nt,)
+        Recording times, s.
+    body_names : tuple of str
+        Names of the ``n`` tracked bodies, in state order.
+    position, orientation, linear_velocity, angular_velocity : ndarray, shape (nt, n, k)
+        Stacked :class:`State` fields (see the module docstring for conventions).
+    observers : dict of str to ndarray, shape (nt, k)
+        Observer channels by name.
+    observer_info : dict of str to dict
+        Per observer: ``quantity``, ``unit``, ``components`` (labels of the k columns), ``body``.
+    diagnostics : dict of str to ndarray, shape (nt,)
+        Per-record diagnostics (``contact_count``, ``kinetic_energy``, ...).
+    params : dict of str to ndarray
+        Realization parameters by ``"<body>/<quantity>"`` (mass, com, inertia, ...).
+    status : str
+        ``"ok"`` or the reason the run stopped early (``"nonfinite"``, ``"error"``).
+    message : str
+        Human-readable detail when ``status != "ok"``.
+    """
+
+    time: np.ndarray
+    body_names: tuple[str, ...]
+    position: np.ndarray
+    orientation: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+    observers: dict[str, np.ndarray] = field(default_factory=dict)
+    observer_info: dict[str, dict] = field(default_factory=dict)
+    diagnostics: dict[str, np.ndarray] = field(default_factory=dict)
+    params: dict[str, np.ndarray] = field(default_factory=dict)
+    status: str = "ok"
+    message: str = ""
+
+    @property
+    def n_times(self) -> int:
+        return int(self.time.shape[0])
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.body_names)
+
+    def state(self, i: int) -> State:
+        """The :class:`State` at record ``i`` (negative indices count from the end)."""
+        return State(
+            self.position[i],
+            self.orientation[i],
+            self.linear_velocity[i],
+            self.angular_velocity[i],
+        )
+
+    def body_index(self, name: str) -> int:
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise KeyError(f"no body {name!r}; bodies are {', '.join(self.body_names)}") from None
+
+    def truncated(self, n: int) -> Trajectory:
+        """The first ``n`` records (used to keep the steps before a failure)."""
+        return Trajectory(
+            time=self.time[:n].copy(),
+            body_names=self.body_names,
+            position=self.position[:n].copy(),
+            orientation=self.orientation[:n].copy(),
+            linear_velocity=self.linear_velocity[:n].copy(),
+            angular_velocity=self.angular_velocity[:n].copy(),
+            observers={k: v[:n].copy() for k, v in self.observers.items()},
+            observer_info=dict(self.observer_info),
+            diagnostics={k: v[:n].copy() for k, v in self.diagnostics.items()},
+            params=dict(self.params),
+            status=self.status,
+            message=self.message,
+        )
