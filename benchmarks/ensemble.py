@@ -29,10 +29,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbench.ensemble.cluster import local_dask_cluster  # noqa: E402
-from workbench.sim.engine import Engine  # noqa: E402
-from workbench.ensemble.run import SceneRef, realization_rng, run_ensemble  # noqa: E402
-from workbench.sim.forward import run_scene  # noqa: E402
 from workbench.ensemble.realization import sample_realization  # noqa: E402
+from workbench.ensemble.run import SceneRef, realization_rng, run_ensemble  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
+from workbench.sim.forward import run_scene  # noqa: E402
 
 
 def bare(ref: SceneRef, n: int, entropy: int) -> float:
@@ -57,8 +57,8 @@ def main(argv=None) -> int:
     ap.add_argument("-n", type=int, default=None, help="realizations (default: from --seconds)")
     ap.add_argument(
         "--seconds",
-        type=float,
         default=40.0,
+        type=float,
         help="size each ensemble so that the bare loop takes about this long",
     )
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask column")

@@ -32,27 +32,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks._table import timed as _timed  # noqa: E402
+from workbench.scene.loader import load_scene, scene_to_json  # noqa: E402
 from workbench.sim.engine import Engine  # noqa: E402
 from workbench.sim.forward import run_scene  # noqa: E402
-from workbench.scene.loader import load_scene, scene_to_json  # noqa: E402
 from workbench.store import write_trajectory  # noqa: E402
 
 
 def bare(scene, engine: Engine, record: bool) -> float:
-    """A plain loop; the world is built inside the timing, as ``workbench run`` builds it."""
+    """A plain loop (:meth:`Engine.reference_loop`: ``stepSimulation`` plus, with ``record``,
+    every body's pose and velocity at the record stride); the world is built inside the timing,
+    as ``workbench run`` builds it."""
     t0 = time.perf_counter()
     engine.rebuild(scene)
-    p, c, uids = engine.p, engine.client, engine.uids
-    dt, n, stride = scene.settings.dt, scene.settings.n_steps, scene.settings.record_every
-    actions = engine._actions  # the scene's own per-step forces, if any
-    for step in range(1, n + 1):
-        for a in actions:
-            a((step - 1) * dt)
-        p.stepSimulation(physicsClientId=c)
-        if record and step % stride == 0:
-            for u in uids:
-                p.getBasePositionAndOrientation(u, physicsClientId=c)
-                p.getBaseVelocity(u, physicsClientId=c)
+    s = scene.settings
+    engine.reference_loop(s.n_steps, s.record_every if record else 0)
     return time.perf_counter() - t0
 
 
@@ -129,12 +123,6 @@ def main(argv=None) -> int:
                 f"{1e3 * t_build:>8.2f}{1e3 * t_file:>7.1f}"
             )
     return 0
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

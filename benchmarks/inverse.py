@@ -8,7 +8,7 @@ percentiles each):
   iterate (``newton``);
 - ``double loop``: :func:`uncertainty.inverse.double_loop_form` (Eq. 10, 12 of the paper), for
   comparison;
-- ``PyBullet``: the same problem with PyBullet in the loop (``scenes/du_impact_pybullet.yaml``,
+- ``PyBullet``: the same problem with PyBullet in the loop (``specs/du_impact_pybullet.yaml``,
   ``scenes/du_impact.py``): every model call is one PyBullet run;
 - ``MCS 1e6``: :func:`uncertainty.inverse.inverse_monte_carlo` with 10⁶ samples (seed 2013).
 
@@ -40,7 +40,7 @@ from scipy import stats
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from uncertainty import du_impact as du  # noqa: E402
+from uncertainty.examples import du_impact as du  # noqa: E402
 from uncertainty.inverse import double_loop_form, inverse_form, inverse_monte_carlo  # noqa: E402
 
 POINTS = {"vA0": du.TABLE1["x"], "vB0": du.TABLE2["x"]}
@@ -76,10 +76,9 @@ def du_table(pybullet: bool) -> list[str]:
         label = f"double loop, {'analytic Jacobian' if analytic else 'finite differences'}"
         lines.append(_row(label, r, time.perf_counter() - t))
     if pybullet:
-        from workbench.cli.inverse import build_problem
-        from workbench.analysis.inverse import load_inverse_spec
+        from workbench.analysis.inverse import build_problem, load_inverse_spec
 
-        spec = load_inverse_spec(REPO / "scenes" / "du_impact_pybullet.yaml")
+        spec = load_inverse_spec(REPO / "specs" / "du_impact_pybullet.yaml")
         problem, model = build_problem(spec)
         t = time.perf_counter()
         r = inverse_form(problem, POINTS)

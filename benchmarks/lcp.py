@@ -1,9 +1,10 @@
 """Lemke solver cost on contact LCPs: solve time and pivots vs problem size n.
 
-Each row is one seeded random contact configuration from :func:`reverse.lcp.random_contact_lcp`
-(bodies of 0.5–2 kg touching the ground or each other, about four contacts per body; per contact
-a normal row, 4 pyramid friction rows and the slack row with μ ∈ [0.2, 1], so n = 6·contacts; dt =
-10 ms, random body velocities plus a gravity step). Columns:
+Each row is one seeded random contact configuration from
+:func:`tests.lcp_problems.random_contact_lcp` (bodies of 0.5–2 kg touching the ground or each
+other, about four contacts per body; per contact a normal row, 4 pyramid friction rows and the
+slack row with μ ∈ [0.2, 1], so n = 6·contacts; dt = 10 ms, random body velocities plus a gravity
+step). Columns:
 
 - ``n``, ``contacts``, ``bodies``: problem size;
 - ``status``: :attr:`reverse.lcp.LCPResult.status` (``fallback`` is shown after it when a rung of
@@ -31,7 +32,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from reverse.lcp import lcp_residual, random_contact_lcp, solve_lcp  # noqa: E402
+from benchmarks._table import print_head, timed  # noqa: E402
+from reverse.lcp import lcp_residual, solve_lcp  # noqa: E402
+from tests.lcp_problems import random_contact_lcp  # noqa: E402
 
 SIZES = (12, 24, 48, 120, 300, 600, 1200)
 ROWS_PER_CONTACT = 6  # normal + 4 friction directions + slack
@@ -56,9 +58,9 @@ def main(argv=None) -> int:
         f"{'n':>6}{'contacts':>10}{'bodies':>8}  {'status':<10}{'pivots':>8}{'piv/n':>7}"
         f"{'active':>8}{'solve ms':>11}{'ms/piv':>8}{'warm ms':>9}{'residual':>10}"
     )
-    print(f"contact LCPs (normal + 4 friction + slack rows), median of {args.repeats} solves")
-    print(head)
-    print("-" * len(head))
+    print_head(
+        f"contact LCPs (normal + 4 friction + slack rows), median of {args.repeats} solves", head
+    )
     for n in sizes:
         k = max(1, n // ROWS_PER_CONTACT)
         for s in range(args.seeds):
@@ -67,10 +69,10 @@ def main(argv=None) -> int:
             bodies = max(1, k // 4)
             res = solve_lcp(M, q)
             t_cold = statistics.median(
-                _timed(lambda M=M, q=q: solve_lcp(M, q)) for _ in range(args.repeats)
+                timed(lambda M=M, q=q: solve_lcp(M, q)) for _ in range(args.repeats)
             )
             t_warm = statistics.median(
-                _timed(lambda M=M, q=q, b=res.basis: solve_lcp(M, q, warm_start=b))
+                timed(lambda M=M, q=q, b=res.basis: solve_lcp(M, q, warm_start=b))
                 for _ in range(args.repeats)
             )
             status = res.status + (f" ({res.fallback})" if res.fallback else "")
@@ -81,12 +83,6 @@ def main(argv=None) -> int:
                 f"{lcp_residual(M, q, res.z):>10.1e}"
             )
     return 0
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

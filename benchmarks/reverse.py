@@ -29,7 +29,7 @@ the steps, in ms per step and percent of the steps' wall time: ``contacts`` (PyB
 detection, tangent alignment, the hint goals), ``assembly`` (mass matrices, Jacobians, the LCP
 matrix, the new velocities), ``lcp`` (:func:`reverse.lcp.solve_lcp`), ``integration`` (the backward
 configuration and the new state); ``other`` is the rest of the wall time (sleeping and island
-bookkeeping in ``Stepper._solve``).
+bookkeeping: :mod:`reverse.islands`, ``Stepper._solve``).
 
 Each contact has 11 LCP rows (normal, 4 friction directions and their slack, 4 rolling directions
 and their slack), and a dense Lemke solve grows about as rows³, so two cases are skipped by
@@ -67,11 +67,12 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks._table import print_head  # noqa: E402
 from reverse.hints import Hint, HintPolicy  # noqa: E402
 from reverse.run import build_stepper  # noqa: E402
 from reverse.stepper import StepSettings  # noqa: E402
-from workbench.sim.forward import run_scene  # noqa: E402
 from workbench.scene.model import Scene, scene_from_dict  # noqa: E402
+from workbench.sim.forward import run_scene  # noqa: E402
 
 SIZES = (10, 100, 1000)
 RADIUS = 0.05  # m
@@ -241,18 +242,16 @@ def main(argv=None) -> int:
         default=60.0,
         help="stop a regime once its steps took this long, s (default 60; one step always runs)",
     )
-    ap.add_argument(
-        "--active-max",
-        type=int,
-        default=100,
-        help="largest N for the active regime (default 100: N = 1000 takes ~20 min per step)",
-    )
-    ap.add_argument(
-        "--awake-max",
-        type=int,
-        default=10,
-        help="largest N for the all-awake regime (default 10: N = 100 takes ~100 s per step)",
-    )
+    for option, regime, default, why in (
+        ("--active-max", "active", 100, "N = 1000 takes ~20 min per step"),
+        ("--awake-max", "all-awake", 10, "N = 100 takes ~100 s per step"),
+    ):
+        ap.add_argument(
+            option,
+            type=int,
+            default=default,
+            help=f"largest N for the {regime} regime (default {default}: {why})",
+        )
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     limit = {"resting": None, "active": args.active_max, "awake": args.awake_max}
@@ -283,14 +282,14 @@ def main(argv=None) -> int:
             res = measure(scene, regime, args.steps, args.budget, args.seed)
             results.append((n, regime, res, res["note"]))
     print()
-    print("step/s = 1 / median step wall time; split: ms/step (% of the steps' wall time)")
     head = (
         f"{'N':>5} {'regime':<8}{'hints':>6}{'steps':>6}{'step/s':>9}{'first':>9}"
         f"{'contacts':>9}{'islands':>8}{'awake':>7}{'rows':>7}{'fail':>5}{'fb':>4}"
         + "".join(f"{name:>16}" for name in (*SPLIT, "other"))
     )
-    print(head)
-    print("-" * len(head))
+    print_head(
+        "step/s = 1 / median step wall time; split: ms/step (% of the steps' wall time)", head
+    )
     notes = []
     for n, regime, res, note in results:
         if res is None:

@@ -102,8 +102,8 @@ def make_files(directory: Path, n: int, nt: int) -> tuple[Path, Path]:
 def child(model: str, exps: str, metrics: str, chunk: int) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
     from uncertainty.validation import METRICS, validation_metrics
-    from workbench.store import TrajectoryStore
     from workbench.analysis.validation import validate_files
+    from workbench.store import TrajectoryStore
 
     names = METRICS if metrics == "all" else (metrics,)
     tracemalloc.start()

@@ -23,7 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbench import report  # noqa: E402
+from workbench.ensemble import report  # noqa: E402
 from workbench.ensemble.statistics import confidence_band, mean_square_convergence  # noqa: E402
 from workbench.store import TrajectoryStore  # noqa: E402
 

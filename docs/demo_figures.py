@@ -27,17 +27,16 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import h5py  # noqa: E402
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from workbench.cli.main import main as workbench  # noqa: E402
-from workbench.sim.engine import Engine, mass_overrides_from_params  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.sim.engine import Engine, mass_overrides_from_params  # noqa: E402
 from workbench.sim.state import State  # noqa: E402
-from workbench.store import read_trajectory  # noqa: E402
+from workbench.store import TrajectoryStore, read_trajectory  # noqa: E402
 
 __all__ = ["main", "render", "run_numbers"]
 
@@ -85,6 +84,24 @@ CRASH_CAMERA = ((0.0, 0.0, 1.4), 5.5, 20.0, -12.0)
 SPELLING_TIMES = (0.0, 0.9, 1.5, 1.9, 2.2, 2.5)
 CRASH_TIMES = (0.0, 0.3, 0.5, 0.6, 0.9, 2.6)
 
+#: The two contact sheets, by scene script: panel times, camera, panel labels and title.
+SHEETS = {
+    "spelling_boxes": (
+        SPELLING_TIMES,
+        SPELLING_CAMERA,
+        (" (earliest)", "", "", "", "", " (final: the scene)"),
+        "Spelling boxes (Twigg & James 2008 Fig. 11): 2.5 s stepped backward from the final "
+        "state, replayed forward",
+    ),
+    "crash": (
+        CRASH_TIMES,
+        CRASH_CAMERA,
+        (" (earliest)", "", "", " (the frame: the scene)", " (PyBullet)", " (PyBullet)"),
+        f"CRASH (Twigg & James 2008 Fig. 12): {CRASH_BACK:g} s backward from the frame, then "
+        f"{CRASH_FORWARD:g} s forward in PyBullet",
+    ),
+}
+
 
 def render(scene, traj, times, camera) -> list[np.ndarray]:
     """RGB images (HEIGHT, WIDTH, 3) of the records of ``traj`` nearest ``times``, headless.
@@ -92,26 +109,16 @@ def render(scene, traj, times, camera) -> list[np.ndarray]:
     The bodies are placed, never stepped (as ``workbench replay --frames``), and seen from the
     fixed ``camera`` = (target, distance, yaw, pitch).
     """
-    target, distance, yaw, pitch = camera
     images = []
     with Engine(
         scene, gui=False, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     ) as eng:
-        p, c = eng.p, eng.client
-        view = p.computeViewMatrixFromYawPitchRoll(
-            list(target), distance, yaw, pitch, 0.0, 2, physicsClientId=c
-        )
-        proj = p.computeProjectionMatrixFOV(
-            45.0, WIDTH / HEIGHT, distance / 100.0, distance * 100.0, physicsClientId=c
-        )
+        view = eng.camera(*camera, fov=45.0, aspect=WIDTH / HEIGHT)
         for t in times:
             i = int(np.argmin(np.abs(traj.time - t)))
             zeros = np.zeros_like(traj.position[i])
             eng.set_state(State(traj.position[i], traj.orientation[i], zeros, zeros))
-            _, _, rgba, _, _ = p.getCameraImage(
-                WIDTH, HEIGHT, view, proj, renderer=p.ER_TINY_RENDERER, physicsClientId=c
-            )
-            images.append(np.asarray(rgba, dtype=np.uint8).reshape(HEIGHT, WIDTH, 4)[:, :, :3])
+            images.append(eng.render(view, WIDTH, HEIGHT))
     return images
 
 
@@ -132,7 +139,8 @@ def run_numbers(traj) -> dict[str, float]:
     }
 
 
-def _sheet(images, times, labels, path, title) -> None:
+def contact_sheet(images, times, labels, path, title) -> None:
+    """Two rows of rendered frames, each titled with its time and label, written to ``path``."""
     n = len(images)
     fig, axes = plt.subplots(2, n // 2, figsize=(4.2 * (n // 2), 6.6), constrained_layout=True)
     for ax, img, t, label in zip(axes.ravel(), images, times, labels, strict=True):
@@ -144,6 +152,16 @@ def _sheet(images, times, labels, path, title) -> None:
     plt.close(fig)
 
 
+def _scene_sheet(name: str, traj) -> Path:
+    """Render ``traj`` of ``scenes/{name}.py`` as :data:`SHEETS` says; write and return
+    docs/figures/reverse/{name}_frames.png."""
+    times, camera, labels, title = SHEETS[name]
+    images = render(load_scene(SCENES / f"{name}.py"), traj, times, camera)
+    path = OUT / f"{name}_frames.png"
+    contact_sheet(images, times, labels, path, title)
+    return path
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,9 +171,9 @@ def main() -> int:
         assert workbench([*CRASH_ARGS, "-o", str(crash_h5)]) == 0
         spelling = read_trajectory(spelling_h5)
         crash = read_trajectory(crash_h5)
-        forward_from = float(h5py.File(crash_h5, "r").attrs["forward_from"])
+        with TrajectoryStore.open(crash_h5) as store:
+            forward_from = float(store.attrs["forward_from"])
 
-    scene = load_scene(SCENES / "spelling_boxes.py")
     nums = run_numbers(spelling)
     print(
         f"spelling boxes: {spelling.n_bodies - 1} boxes, {spelling.time[-1]:g} s back, status "
@@ -165,18 +183,8 @@ def main() -> int:
         f"spin {nums['spin_max']:.3g} rad/s; LCP failures "
         f"{int(spelling.diagnostics['lcp_failed'].sum())}"
     )
-    images = render(scene, spelling, SPELLING_TIMES, SPELLING_CAMERA)
-    labels = [" (earliest)", "", "", "", "", " (final: the scene)"]
-    _sheet(
-        images,
-        SPELLING_TIMES,
-        labels,
-        OUT / "spelling_boxes_frames.png",
-        "Spelling boxes (Twigg & James 2008 Fig. 11): 2.5 s stepped backward from the final "
-        "state, replayed forward",
-    )
+    spelling_png = _scene_sheet("spelling_boxes", spelling)
 
-    scene = load_scene(SCENES / "crash.py")
     j = int(np.argmin(np.abs(crash.time - forward_from)))
     back = crash.truncated(j + 1)
     nums = run_numbers(back)
@@ -194,17 +202,8 @@ def main() -> int:
         f"{ke[j]:.4g} J, at the end {ke[-1]:.3g} J; contacts in the backward part "
         f"{int(crash.diagnostics['contact_count'][: j + 1].sum())} (pair collisions only)"
     )
-    images = render(scene, crash, CRASH_TIMES, CRASH_CAMERA)
-    labels = [" (earliest)", "", "", " (the frame: the scene)", " (PyBullet)", " (PyBullet)"]
-    _sheet(
-        images,
-        CRASH_TIMES,
-        labels,
-        OUT / "crash_frames.png",
-        f"CRASH (Twigg & James 2008 Fig. 12): {CRASH_BACK:g} s backward from the frame, then "
-        f"{CRASH_FORWARD:g} s forward in PyBullet",
-    )
-    print(f"wrote {OUT / 'spelling_boxes_frames.png'} and {OUT / 'crash_frames.png'}")
+    crash_png = _scene_sheet("crash", crash)
+    print(f"wrote {spelling_png} and {crash_png}")
     return 0
 
 

@@ -15,17 +15,9 @@ from __future__ import annotations
 import math
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 
 from uncertainty.bayes import (  # noqa: E402
     find_map,
@@ -40,8 +32,8 @@ from workbench.analysis.inference import build_posterior, load_spec, run_inferen
 from workbench.figures.inference import plot_pairs  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "falling_object"
-SCENES = REPO / "scenes"
-EX = {k: SCENES / f"falling_object_example{k}.yaml" for k in (1, 2, 3)}
+SPECS = REPO / "specs"
+EX = {k: SPECS / f"falling_object_example{k}.yaml" for k in (1, 2, 3)}
 NOMINAL = {"g": 9.81, "c": 0.106, "t0": 1.0}
 LEVELS = [math.exp(-0.5 * k * k) for k in (3, 2, 1)]  # 1, 2, 3 std of a Gaussian
 ETAS_15 = [0.001, 0.1, 1, 10, 100, 1000]

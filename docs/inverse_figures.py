@@ -4,8 +4,8 @@ Regenerate (about 40 s on 2 cores)::
 
     python docs/inverse_figures.py
 
-It runs the two shipped specs the way ``workbench inverse`` does (``scenes/du_impact_analytic.yaml``
-and ``scenes/du_impact_pybullet.yaml``), a 4 × 10⁶-sample Monte Carlo of the analytic model (seeds
+It runs the two shipped specs the way ``workbench inverse`` does (``specs/du_impact_analytic.yaml``
+and ``specs/du_impact_pybullet.yaml``), a 4 × 10⁶-sample Monte Carlo of the analytic model (seeds
 10-13), and writes to docs/figures/inverse/:
 
 - ``du_cdf.png``: the CDFs of vA0 and vB0 by FORM with the analytic model and with PyBullet in the
@@ -20,22 +20,13 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from uncertainty import du_impact as du  # noqa: E402
+from uncertainty.examples import du_impact as du  # noqa: E402
 from uncertainty.inverse import inverse_form, inverse_monte_carlo  # noqa: E402
-from workbench.cli.inverse import build_problem  # noqa: E402
-from workbench.analysis.inverse import load_inverse_spec  # noqa: E402
+from workbench.analysis.inverse import build_problem, load_inverse_spec  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "inverse"
 TABLES = {"vA0": du.TABLE1, "vB0": du.TABLE2}
@@ -45,7 +36,7 @@ MC_N = 1_000_000
 
 
 def _form(spec_name: str):
-    spec = load_inverse_spec(REPO / "scenes" / spec_name)
+    spec = load_inverse_spec(REPO / "specs" / spec_name)
     problem, model = build_problem(spec)
     t = time.perf_counter()
     result = inverse_form(problem, spec.cdf_points)

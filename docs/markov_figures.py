@@ -22,19 +22,10 @@ It loads the shipped table data/markov_block.json (``workbench markov train mark
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from reverse.contacts import ContactDetector  # noqa: E402

@@ -18,20 +18,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 
 from reverse.hints import load_hints  # noqa: E402
 from reverse.run import run_reverse  # noqa: E402
 from workbench.scene.catalog import find_scene  # noqa: E402
-from workbench.sim.engine import Engine  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
 from workbench.viewer import render_frames  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"
@@ -101,18 +94,24 @@ def main() -> int:
     t = result.timing
     print(f"wall time {sum(t.values()):.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
 
+    frame_strip(scene, traj, OUT / "landing_frames.png")
+    print(f"figures in {OUT.relative_to(REPO)}")
+    return 0
+
+
+def frame_strip(scene, traj, path: Path, n: int = 4) -> None:
+    """``n`` frames of ``traj`` evenly spread over the run, side by side (the viewer's headless
+    renderer), written to ``path``."""
     with tempfile.TemporaryDirectory() as tmp:
         frames = render_frames(scene, traj, Path(tmp), width=480, height=360, fps=8)
-        picks = [frames[k] for k in np.linspace(0, len(frames) - 1, 4).round().astype(int)]
-        fig, axes = plt.subplots(1, 4, figsize=(15, 3.0), constrained_layout=True)
-        for ax, frame, t in zip(axes, picks, np.linspace(0, DURATION, 4), strict=True):
+        picks = [frames[k] for k in np.linspace(0, len(frames) - 1, n).round().astype(int)]
+        fig, axes = plt.subplots(1, n, figsize=(15, 3.0), constrained_layout=True)
+        for ax, frame, t in zip(axes, picks, np.linspace(0, DURATION, n), strict=True):
             ax.imshow(plt.imread(frame))
             ax.set_axis_off()
             ax.set_title(f"t = {t:.2f} s")
-        fig.savefig(OUT / "landing_frames.png", dpi=90)
+        fig.savefig(path, dpi=90)
         plt.close(fig)
-    print(f"figures in {OUT.relative_to(REPO)}")
-    return 0
 
 
 if __name__ == "__main__":

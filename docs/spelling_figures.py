@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "docs"))
 
-from demo_figures import _sheet, render  # noqa: E402
+from demo_figures import contact_sheet, render  # noqa: E402
 
 from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.store import TrajectoryStore  # noqa: E402
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     n_balls = sum(n.startswith("ball") for n in traj.body_names)
     labels = [" (earliest)", "", "", "", "", " (final: the scene)"]
     OUT.mkdir(parents=True, exist_ok=True)
-    _sheet(
+    contact_sheet(
         images,
         times,
         labels,

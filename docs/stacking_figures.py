@@ -40,21 +40,13 @@ Definitions (reverse time τ: seconds before the final state)
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 from PIL import Image  # noqa: E402
 
 from reverse.markov import load_model  # noqa: E402

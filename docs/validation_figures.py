@@ -30,16 +30,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from uncertainty.validation import METRICS, streamed_reliability  # noqa: E402
 from uncertainty.examples.validation import (  # noqa: E402
     BEAM_NOISE_STD_PAPER,
     BeamProblem,
@@ -50,6 +42,7 @@ from uncertainty.examples.validation import (  # noqa: E402
     chain_experiments,
     chain_model_chunks,
 )
+from uncertainty.validation import METRICS, streamed_reliability  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "validation"
 LAMBDAS = (0.08, 0.16)  # the paper's two thresholds
@@ -131,6 +124,17 @@ def _row(res, t, times=()) -> str:
     return " | ".join(cells)
 
 
+def _lambda_case(model, case, exps, t, prefix, times, title, out, mark=None) -> None:
+    """One model against one set of experiments at each relative threshold λ of LAMBDAS: a table
+    row per λ (threshold column ``prefix`` + λ), then the metric grid of all of them."""
+    results = {}
+    for lam in LAMBDAS:
+        res = streamed_reliability(model(), exps, lam=lam)
+        results[f"λ = {100 * lam:g} %"] = res
+        print(f"| {case} | {prefix}{100 * lam:g} % | {_row(res, t, times)} |")
+    _metric_grid(t, results, title, out, mark=mark)
+
+
 # ---------------------------------------------------------------------------------------- beam
 def beam() -> None:
     t = BEAM_TIME
@@ -158,14 +162,13 @@ def beam() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for case, exps in (("good", good), ("bad", bad)):
-        results = {}
-        for lam in LAMBDAS:
-            res = streamed_reliability(model(), exps, lam=lam)
-            results[f"λ = {100 * lam:g} %"] = res
-            print(f"| {case} | {100 * lam:g} % | {_row(res, t, (0.99, 1.0, 2.0))} |")
-        _metric_grid(
+        _lambda_case(
+            model,
+            case,
+            exps,
             t,
-            results,
+            "",
+            (0.99, 1.0, 2.0),
             f"beam, {case} model: M = {BEAM_M}, 3 experiments, noise std {BEAM_NOISE_STD} m",
             OUT / f"beam_{case}_metrics.png",
             mark=1.0 if case == "bad" else None,
@@ -248,14 +251,13 @@ def chain() -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     for case, exps in (("good", good), ("bad", bad)):
-        results = {}
-        for lam in LAMBDAS:
-            res = streamed_reliability(model(), exps, lam=lam)
-            results[f"λ = {100 * lam:g} %"] = res
-            print(f"| {case} | λ = {100 * lam:g} % | {_row(res, t, (0.0005, 0.01))} |")
-        _metric_grid(
+        _lambda_case(
+            model,
+            case,
+            exps,
             t,
-            results,
+            "λ = ",
+            (0.0005, 0.01),
             f"chain, {case} model: M = {CHAIN_M}, 3 experiments",
             OUT / f"chain_{case}_metrics.png",
         )

@@ -1,10 +1,12 @@
 """Contact geometry from PyBullet for the reverse stepper (Twigg & James 2008 §2.1: points,
 normals, per-contact friction, rolling friction and restitution).
 
-PyBullet is used as a collision detector only: the bodies are placed at the configuration asked
-for, ``performCollisionDetection()`` runs, and ``getContactPoints()`` lists every touching pair
-once. Planes become 1 m thick boxes (:class:`~workbench.sim.engine.Engine` ``plane_as_box``), so a
-box resting on the ground reports its 4 corners at once (on a ``GEOM_PLANE`` it reports 1–2).
+PyBullet is used as a collision detector only, through the engine: the bodies are placed at the
+configuration asked for (:meth:`~workbench.sim.engine.Engine.set_pose`), collision detection runs
+(``performCollisionDetection()``) and :meth:`~workbench.sim.engine.Engine.contact_points` lists
+every touching pair once. Planes become 1 m thick boxes (:class:`~workbench.sim.engine.Engine`
+``plane_as_box``), so a box resting on the ground reports its 4 corners at once (on a
+``GEOM_PLANE`` it reports 1–2).
 
 Measured facts this module relies on (PyBullet 3.2.7, ``/tmp`` research scripts summarised in
 ``docs/reverse.md``):
@@ -30,8 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from reverse.dynamics import ContactSet, quat_multiply, tangent_basis
-from workbench.sim.engine import Engine
 from workbench.scene.model import Scene
+from workbench.sim.engine import Engine
 
 __all__ = ["ContactDetector", "TOUCH_TOLERANCE"]
 
@@ -70,7 +72,6 @@ class ContactDetector:
         eng = self.engine
         self.static = np.array([f.mass == 0 for f in eng.frames])
         self.principal = np.array([f.principal for f in eng.frames])
-        self._index = {uid: k for k, uid in enumerate(eng.uids)}
         mats = [b.material for b in scene.bodies]
         self.mu = np.array([m.friction for m in mats])
         self.rho = np.array([m.rolling_friction for m in mats])
@@ -89,23 +90,19 @@ class ContactDetector:
     def __call__(self, position: np.ndarray, orientation: np.ndarray) -> ContactSet:
         """Contacts at centre-of-mass ``position`` (n, 3) and body-frame ``orientation`` (n, 4)."""
         eng = self.engine
-        p, c = eng.p, eng.client
         q_in = quat_multiply(orientation, self.principal)
         for k in np.flatnonzero(~self.static):
-            p.resetBasePositionAndOrientation(
-                eng.uids[k], position[k].tolist(), q_in[k].tolist(), physicsClientId=c
-            )
-        p.performCollisionDetection(physicsClientId=c)
-        pts = p.getContactPoints(physicsClientId=c)
+            eng.set_pose(k, position[k], q_in[k])
+        eng.detect_collisions()
         rows = []
-        for pt in pts:
-            d = pt[8]
+        for pt in eng.contact_points():
+            d = pt.distance
             if d > self.touch_tolerance:
                 continue
-            a, b = self._index[pt[1]], self._index[pt[2]]
+            a, b = pt.body_a, pt.body_b
             if self.static[a] and self.static[b]:
                 continue
-            rows.append((a, b, pt[5], pt[6], pt[7], d))
+            rows.append((a, b, pt.position_a, pt.position_b, pt.normal, d))
         if not rows:
             return ContactSet.empty()
         a = np.array([r[0] for r in rows])

@@ -31,14 +31,14 @@ This module is pure (no PyBullet); :func:`load_hints` reports bad files in one l
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import yaml
 
 from reverse.dynamics import ContactSet, Goals
 from workbench.errors import SceneError
+from workbench.specs import UserCodeError, dump_yaml, load_user_object, read_document
 
 __all__ = [
     "Hint",
@@ -146,19 +146,8 @@ def free_overrides(hints, body_names) -> np.ndarray:
 
 def load_hints(path, body_names) -> list[Hint]:
     """Read and validate a hints file; :class:`~workbench.errors.SceneError` names the field."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SceneError(str(path), "", f"cannot read hints file: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise SceneError(
-            str(path), "", "not valid YAML", None if line is None else line + 1
-        ) from None
-    return parse_hints(data, body_names, str(path))
+    doc = read_document(path, "hints", SceneError)
+    return parse_hints(doc.data, body_names, doc.source)
 
 
 def script_hints(path, parameters, body_names) -> tuple[list[Hint], str]:
@@ -169,17 +158,13 @@ def script_hints(path, parameters, body_names) -> tuple[list[Hint], str]:
     ``parameters`` are the scene's resolved parameters; ``hints`` receives those its signature
     accepts (or all of them with ``**kwargs``).
     """
-    import inspect
-    import runpy
-
     source = str(path)
     if not source.endswith(".py"):
         raise SceneError(source, "--hints script", "only a scene script (.py) can give hints")
     try:
-        namespace = runpy.run_path(source, run_name="workbench_scene")
-    except Exception as exc:  # the user's script failed
-        raise SceneError(source, "", f"the script raised {type(exc).__name__}: {exc}") from None
-    fn = namespace.get("hints")
+        fn = load_user_object(source, name="hints")
+    except UserCodeError as exc:
+        raise SceneError(source, "", str(exc)) from None
     if not callable(fn):
         raise SceneError(source, "hints", "--hints script needs a function hints(**parameters)")
     sig = inspect.signature(fn)
@@ -190,7 +175,7 @@ def script_hints(path, parameters, body_names) -> tuple[list[Hint], str]:
     except Exception as exc:
         raise SceneError(source, "hints", f"raised {type(exc).__name__}: {exc}") from None
     hints = parse_hints(data, body_names, f"{source}: hints()")
-    return hints, yaml.safe_dump(data, sort_keys=False)
+    return hints, dump_yaml(data)
 
 
 class HintPolicy:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from reverse.dynamics import ContactSet, Goals
-from reverse.stepper import free_bodies
-from workbench.errors import WorkbenchError
+from reverse.islands import free_bodies
+from workbench.errors import MarkovModelError
 
 __all__ = [
     "FORMAT_VERSION",
@@ -82,10 +83,6 @@ DISTINCT_TOLERANCE = 1e-3
 #: Probability levels at which the normal approach speeds of forward landings are stored; the
 #: sampler interpolates between them (inverse CDF, piecewise linear).
 QUANTILE_LEVELS = np.linspace(0.0, 1.0, 21)
-
-
-class MarkovModelError(WorkbenchError):
-    """A transition-table file is missing, not JSON, or not a table of this format."""
 
 
 # ----------------------------------------------------------------------------- states
@@ -297,8 +294,6 @@ class TransitionModel:
 
     def save(self, path) -> Path:
         """Write :meth:`to_json` to ``path`` (through a temporary file and ``os.replace``)."""
-        import os
-
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(self.to_json(), encoding="utf-8")
@@ -491,7 +486,7 @@ class MarkovPolicy:
     :class:`TransitionModel` for every body in contact that no hint acts on this step ([1]_ §4).
 
     A body takes part only if it is "free to bounce" ([1]_ §4 "Stacking"): the contact normals
-    into it do not oppose (:func:`reverse.stepper.free_bodies`; a body pressed from two sides
+    into it do not oppose (:func:`reverse.islands.free_bodies`; a body pressed from two sides
     is not). Each step, per body in scene order: count its distinct contacts, draw the transition
     (:func:`sample_separation`), and give the separating contacts the drawn normal goal
     (:func:`goal_speed`: within ``[α ε, ε)`` where the contact has restitution α).

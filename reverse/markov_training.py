@@ -2,10 +2,10 @@
 many forward PyBullet runs of one body thrown at the ground, its contact state per step, and the
 transition counts of :mod:`reverse.markov`.
 
-Run ``i`` draws its throw from ``numpy.random.SeedSequence(entropy, spawn_key=(i,))`` (DESIGN.md
-"Randomness and parallelism") and rebuilds its PyBullet world with ``resetSimulation()``, so the
-table is bit-identical whatever the number of worker processes. Each worker process keeps one
-DIRECT client.
+Run ``i`` draws its throw from ``numpy.random.SeedSequence(entropy, spawn_key=(i,))``
+(``docs/architecture.md``, "Randomness and parallelism") and rebuilds its PyBullet world with
+``resetSimulation()``, so the table is bit-identical whatever the number of worker processes.
+Each worker process keeps one DIRECT client.
 
 Contact counting: after every step, the points of ``getContactPoints`` between the thrown body
 and the others with distance ≤ :data:`reverse.contacts.TOUCH_TOLERANCE` (the points the reverse
@@ -38,6 +38,8 @@ from reverse.markov import (
 )
 from workbench.ensemble.run import bounded_map, executor_for
 from workbench.errors import SceneError
+from workbench.sim.frames import box_reach
+from workbench.sim.state import State
 
 __all__ = [
     "THROW",
@@ -134,8 +136,8 @@ _CACHE: dict = {}  # this process's scene and PyBullet engine, keyed by the scen
 def _engine(recipe):
     """This process's (scene, engine, body index) for ``recipe = (path, overrides, dt)``."""
     if _CACHE.get("recipe") != recipe:
-        from workbench.sim.engine import Engine
         from workbench.scene.loader import load_scene
+        from workbench.sim.engine import Engine
 
         if "engine" in _CACHE:
             _CACHE.pop("engine").close()
@@ -166,21 +168,14 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
     ``recipe`` is ``(scene path, overrides tuple, dt)``; this process's engine is rebuilt
     (``resetSimulation``) for the run, so the result depends on ``(entropy, i)`` only.
     """
-    from reverse.contacts import TOUCH_TOLERANCE
-    from workbench.sim.state import State
+    from reverse.contacts import TOUCH_TOLERANCE  # loads the engine and the scene model
 
     scene, eng, j = _engine(recipe)
     eng.rebuild()
-    p, c = eng.p, eng.client
-    uid = eng.uids[j]
-    others = [u for k, u in enumerate(eng.uids) if k != j]
-    lo, hi = p.getAABB(uid, physicsClientId=c)
+    lo, hi = eng.aabb(j)
     st = eng.state()
-    corners = np.array(
-        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
-    )
-    reach = float(np.max(np.linalg.norm(corners - st.position[j], axis=1)))
-    ground_top = max(p.getAABB(u, physicsClientId=c)[1][2] for u in others)
+    reach = box_reach(lo, hi, st.position[j])
+    ground_top = max(float(eng.aabb(k)[1][2]) for k in range(eng.n_bodies) if k != j)
     throw = sample_throw(throw_rng(entropy, i), st.position[j, :2], ground_top, reach)
     pos, q = st.position.copy(), st.orientation.copy()
     v, w = st.linear_velocity.copy(), st.angular_velocity.copy()
@@ -191,17 +186,13 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
         throw.angular_velocity,
     )
     eng.set_state(State(pos, q, v, w))
-    p.performCollisionDetection(physicsClientId=c)
+    eng.detect_collisions()
 
     def contacts() -> tuple[int, list]:
-        pts = [
-            pt
-            for pt in p.getContactPoints(bodyA=uid, physicsClientId=c)
-            if pt[8] <= TOUCH_TOLERANCE
-        ]
+        pts = [pt for pt in eng.contact_points(j) if pt.distance <= TOUCH_TOLERANCE]
         kept: list = []
         for pt in pts:
-            if all(math.dist(pt[5], k[5]) > DISTINCT_TOLERANCE for k in kept):
+            if all(math.dist(pt.position_a, k.position_a) > DISTINCT_TOLERANCE for k in kept):
                 kept.append(pt)
         return len(kept), kept
 
@@ -209,8 +200,7 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
     states[0] = classify(contacts()[0])
     landings = []
     for k in range(1, n_steps + 1):
-        x0, _ = p.getBasePositionAndOrientation(uid, physicsClientId=c)
-        v0, w0 = p.getBaseVelocity(uid, physicsClientId=c)
+        x0, _, v0, w0 = eng.read_body(j)
         eng.step((k - 1) * scene.settings.dt)
         n, pts = contacts()
         states[k] = classify(n)
@@ -219,8 +209,8 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
             x0, v0, w0 = np.array(x0), np.array(v0), np.array(w0)
             speed = 0.0
             for pt in pts:
-                r = np.array(pt[5]) - x0
-                vn = float(np.dot(v0 + np.cross(w0, r), pt[7]))
+                r = np.array(pt.position_a) - x0
+                vn = float(np.dot(v0 + np.cross(w0, r), pt.normal))
                 speed = max(speed, -vn)
             landings.append((states[k], states[k - 1], speed))
     return ThrowResult(states, np.array(landings, dtype=float).reshape(-1, 3))

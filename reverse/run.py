@@ -21,8 +21,9 @@ from reverse.joints import JointModel
 from reverse.markov import MarkovPolicy, TransitionModel
 from reverse.stepper import Stepper, StepReport, StepSettings
 from workbench.errors import SceneError
-from workbench.sim.observers import kinetic_energy
 from workbench.scene.model import WORLD, Scene
+from workbench.sim.forward import run_scene
+from workbench.sim.observers import kinetic_energy
 from workbench.sim.state import State, Trajectory
 
 __all__ = [
@@ -160,11 +161,13 @@ def _diag_row(rep: StepReport | None) -> list[float]:
     ]
 
 
+#: The fields of :class:`State`, stacked over time into a :class:`Trajectory`.
+_STATE_FIELDS = ("position", "orientation", "linear_velocity", "angular_velocity")
+
+
 def _trajectory(scene, rigid, states, diag_rows, times, status, message) -> Trajectory:
-    pos = np.stack([s.position for s in states])
-    orn = np.stack([s.orientation for s in states])
-    vel = np.stack([s.linear_velocity for s in states])
-    omg = np.stack([s.angular_velocity for s in states])
+    stacked = {f: np.stack([getattr(s, f) for s in states]) for f in _STATE_FIELDS}
+    orn, vel, omg = (stacked[f] for f in ("orientation", "linear_velocity", "angular_velocity"))
     ke = kinetic_energy(rigid.mass, rigid.inertia, orn, vel, omg)
     diag = {"kinetic_energy": ke.sum(axis=1)}
     rows = np.array(diag_rows, dtype=float).reshape(len(states), len(DIAGNOSTICS) - 1)
@@ -178,10 +181,7 @@ def _trajectory(scene, rigid, states, diag_rows, times, status, message) -> Traj
     return Trajectory(
         time=np.asarray(times, dtype=float),
         body_names=scene.body_names,
-        position=pos,
-        orientation=orn,
-        linear_velocity=vel,
-        angular_velocity=omg,
+        **stacked,
         diagnostics=diag,
         params=params,
         status=status,
@@ -363,8 +363,6 @@ def stitch_forward(reverse: Trajectory, scene: Scene, duration: float, dt: float
     forward part: the kinetic energy, PyBullet's contact count when the scene observes it
     (else NaN), and zeros for the LCP columns (PyBullet solved those steps).
     """
-    from workbench.sim.forward import run_scene
-
     fwd = run_scene(scene.with_settings(dt=dt, duration=float(duration), record_every=1))
     n = len(reverse.body_names)
     mass = np.zeros(n)

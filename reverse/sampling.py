@@ -131,6 +131,8 @@ def run_sample(
     ``options`` are keyword arguments of :func:`reverse.run.run_reverse` (picklable: hints,
     settings, the Markov table, the energy limit). Failures are returned, not raised.
     """
+    # here, not at the top: reverse.run loads the scene model (pydantic) and the engine, which
+    # the CLI's import of this module (for its parser) does not need
     from reverse.run import run_reverse
 
     seed = sample_seed(entropy, i)

@@ -2,40 +2,22 @@
 §3.3, Eq. 11–15), island by island.
 
 Pure numerics: contacts come from a callable (PyBullet's geometry in :mod:`reverse.contacts`),
-goals from a callable (hints in :mod:`reverse.hints`).
+goals from a callable (hints in :mod:`reverse.hints`). A step (:class:`Stepper`):
 
-Time stepping (semi-implicit Euler, the scheme of [1]_ §2.1 and its mirror §3.3)
--------------------------------------------------------------------------------
-Forward, from ``(x⁻, q⁻, v⁻, ω⁻)``:
-
-1. ``L⁻ = I_w(q⁻) ω⁻``; the LCP (:func:`reverse.dynamics.solve_island`) gives the moving
-   velocity ``u_move = (v⁺, ω_m)`` with ``I_w(q⁻) ω_m = L⁻ + h τ + impulses`` — Eq. 11 and the
-   angular-momentum form of Eq. 12, ``L⁺ = L⁻ + h τ``;
-2. ``x⁺ = x⁻ + h v⁺``, ``q⁺ = exp(h ω_m) ⊗ q⁻`` (exponential map);
-3. ``ω⁺ = I_w(q⁺)⁻¹ L⁺`` — angular momentum is carried across the rotation, so a torque-free
-   body conserves ``L`` exactly and precesses correctly (no explicit gyroscopic term).
-
-Backward, from ``(x⁺, q⁺, v⁺, ω⁺)``:
-
-1. ``L⁺ = I_w(q⁺) ω⁺``; ``q⁻`` solves ``q⁻ = exp(−h I_w(q⁻)⁻¹ L⁺) ⊗ q⁺`` (fixed-point iteration,
-   to 1e-15; one iteration for bodies with isotropic inertia), ``ω_m = I_w(q⁻)⁻¹ L⁺``,
-   ``x⁻ = x⁺ − h v⁺`` — the start-of-step configuration is known *before* the LCP;
-2. contacts are found at ``(x⁻, q⁻)`` — where the forward step would find them;
-3. the backward LCP (Eq. 13–15, goals of Eq. 7–10) gives ``u⁻``.
+1. backward only: the start-of-step configuration ``(x⁻, q⁻)`` is found first
+   (:func:`reverse.integration.backward_configuration`), and the contacts there;
+2. backward only, the heuristics of [1]_ §4 adjust the contacts, goals and velocities
+   (free-to-bounce, attraction, restitution blend, damping: :class:`StepSettings`); the
+   tangents are aligned with the sliding and rolling directions (:func:`align_tangents`,
+   Handle-Contact lines 2–5);
+3. the awake bodies are split into islands (:mod:`reverse.islands`); bodies in free flight are
+   stepped at once, every other island solves its contact LCP
+   (:func:`reverse.dynamics.solve_island`, Eq. 2–6 forward, Eq. 13–15 backward);
+4. forward only: the end-of-step configuration
+   (:func:`reverse.integration.forward_configuration`).
 
 So a backward step followed by a forward step with the same contacts returns the state exactly
-up to the LCP's and the fixed point's round-off, for rotating bodies too; the physics of the
-rotation is first order in ``h`` like the rest of the scheme.
-
-Islands and sleeping
---------------------
-Union-find over moving bodies linked by contacts or joints; static bodies do not merge islands
-(§3.3 "one LCP per island"). A body at rest (speeds below δ) without goals whose neighbours are
-all at rest is *asleep*: the scene says it is at rest, so it is presumed supported and is not
-stepped (its island "at rest with no goals" skips the solve). An awake body touching a sleeping
-one sees it as static. A body at rest with no contact and no joint is never asleep (gravity
-moves it). With the attraction of §4 "Stacking", a constrained body at rest on an attracting
-contact is *held*: moving neighbours and goals on their contacts with it do not wake it.
+up to the LCP's and the fixed point's round-off (:mod:`reverse.integration`).
 
 References
 ----------
@@ -56,12 +38,12 @@ from reverse.dynamics import (
     IslandSolution,
     JointRows,
     RigidBodies,
-    quat_exp,
-    quat_multiply,
     tangent_basis,
     world_inertia,
 )
 from reverse.dynamics import solve_island as _solve_island
+from reverse.integration import backward_configuration, forward_configuration
+from reverse.islands import awake_bodies, between_held, find_islands, free_bodies
 from reverse.joints import JointModel
 from workbench.sim.state import State
 
@@ -77,12 +59,6 @@ __all__ = [
     "free_bodies",
     "blend_weight",
 ]
-
-#: Free-to-bounce test (§4 "Stacking"): two contact normals of a body "oppose" when their dot
-#: product is below this. The paper asks for positive dot products; −1e-9 instead of 0 keeps
-#: exactly perpendicular normals (a box in a corner: floor and wall) from flipping on round-off —
-#: they do not oppose, so such a body stays free.
-FREE_DOT = -1e-9
 
 
 @dataclass(frozen=True)
@@ -195,71 +171,7 @@ class StepReport:
         return sum(bool(r.fallback) for r in self.islands)
 
 
-# ----------------------------------------------------------------------------- configuration
-def backward_configuration(
-    state: State, rigid: RigidBodies, dt: float, *, max_iter: int = 50
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``x⁻``, ``q⁻``, ``ω_m`` of a backward step (module docstring, step 1) and the number of
-    fixed-point iterations used."""
-    moving = rigid.moving
-    x = state.position - dt * state.linear_velocity * moving[:, None]
-    q_plus = state.orientation
-    L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, q_plus), state.angular_velocity)
-    w = state.angular_velocity * moving[:, None]
-    q = quat_multiply(quat_exp(-dt * w), q_plus)
-    iters = 0
-    for _ in range(max_iter):
-        iters += 1
-        Iw = world_inertia(rigid.inertia, q)
-        w_new = np.zeros_like(w)
-        w_new[moving] = np.linalg.solve(Iw[moving], L[moving][..., None])[..., 0]
-        q_new = quat_multiply(quat_exp(-dt * w_new), q_plus)
-        change = np.max(np.abs(q_new - q)) if len(q) else 0.0
-        q, w = q_new, w_new
-        if change <= 1e-15:
-            break
-    return x, q, w, iters
-
-
-def forward_configuration(
-    x: np.ndarray, q: np.ndarray, v_move: np.ndarray, w_move: np.ndarray, rigid: RigidBodies, dt
-):
-    """``x⁺``, ``q⁺``, ``ω⁺`` of a forward step (module docstring, steps 2–3)."""
-    moving = rigid.moving
-    x_new = x + dt * v_move * moving[:, None]
-    q_new = quat_multiply(quat_exp(dt * w_move * moving[:, None]), q)
-    q_new /= np.linalg.norm(q_new, axis=1, keepdims=True)
-    w_new = np.zeros_like(w_move)
-    if moving.any():
-        L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia[moving], q[moving]), w_move[moving])
-        Iw_new = world_inertia(rigid.inertia[moving], q_new[moving])
-        w_new[moving] = np.linalg.solve(Iw_new, L[..., None])[..., 0]
-    return x_new, q_new, w_new
-
-
-# ----------------------------------------------------------------------------- islands
-def find_islands(n: int, awake: np.ndarray, pairs) -> list[np.ndarray]:
-    """Connected components of the awake bodies linked by ``pairs`` (body index pairs; −1 and
-    sleeping or static bodies do not link)."""
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        if a >= 0 and b >= 0 and awake[a] and awake[b]:
-            ra, rb = root(int(a)), root(int(b))
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for i in np.flatnonzero(awake):
-        groups.setdefault(root(int(i)), []).append(int(i))
-    return [np.array(g) for _, g in sorted(groups.items())]
-
-
+# ----------------------------------------------------------------------------- contacts
 def _relative(contacts: ContactSet, position, velocity):
     """Relative velocity (A w.r.t. B) at each contact point and relative angular velocity."""
     nc = len(contacts)
@@ -308,34 +220,6 @@ def align_tangents(
 
 
 # ----------------------------------------------------------------------------- heuristics
-def free_bodies(contacts: ContactSet, n: int) -> np.ndarray:
-    """Free-to-bounce test of Twigg & James §4 "Stacking", shape (n,) bool.
-
-    A body is free when every pair of its contact normals (each pointing into the body) has a
-    positive dot product (above :data:`FREE_DOT`); a body with opposing normals — pressed from
-    two sides, like a block inside a stack — is constrained. Bodies without contacts are free.
-    """
-    free = np.ones(n, dtype=bool)
-    nc = len(contacts)
-    if nc < 2:
-        return free
-    into = np.concatenate([contacts.normal, -contacts.normal])  # into A; into B
-    owner = np.concatenate([contacts.body_a, contacts.body_b])
-    ok = owner >= 0
-    into, owner = into[ok], owner[ok]
-    order = np.argsort(owner, kind="stable")
-    into, owner = into[order], owner[order]
-    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    ends = np.r_[starts[1:], owner.size]
-    for a, b in zip(starts, ends, strict=True):
-        if b - a < 2:
-            continue
-        N = into[a:b]
-        if np.min(N @ N.T) < FREE_DOT:
-            free[owner[a]] = False
-    return free
-
-
 def blend_weight(elapsed: float, duration: float) -> float:
     """Weight of restitution 1 after an elastic collision ``elapsed`` seconds ago (reverse time):
     1 at the collision, 0 after ``duration``, a raised cosine in between (smooth at both ends)."""
@@ -439,7 +323,7 @@ class Stepper:
                 speed = np.linalg.norm(velocity[:, :3], axis=1)
                 spin = np.linalg.norm(velocity[:, 3:], axis=1)
                 at_rest = (speed <= s.delta) & (spin <= s.delta_angular)
-                attract = _between_held(contacts, constrained & at_rest, rigid.moving)
+                attract = between_held(contacts, constrained & at_rest, rigid.moving)
         contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular, pref, pref_roll)
         rep.timing["contacts"] += time.perf_counter() - t1
         new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep, attract)
@@ -566,47 +450,19 @@ class Stepper:
         if self.joints is not None and self.joints.joints:
             jrows = self.joints.rows(x, q)
             jpairs = self.joints.pairs()
-        # awake: moving bodies not at rest, bodies with goals, free bodies, their neighbours
-        speed = np.linalg.norm(velocity[:, :3], axis=1)
-        spin = np.linalg.norm(velocity[:, 3:], axis=1)
-        active = moving & ((speed > s.delta) | (spin > s.delta_angular))
-        has_goal = (
-            (goals.normal != 0)
-            | np.any(goals.tangential != 0, axis=1)
-            | np.any(goals.rolling != 0, axis=1)
-        )
         glued = np.zeros(nc, dtype=bool) if attract is None else np.asarray(attract, dtype=bool)
-        # §4 "Stacking" with attraction: a body at rest on an attracting contact is held there
-        # (glue: v_n and v_t at their goals). Pushes from free bodies and goals on their contacts
-        # do not wake it — it is static for their island, which is what the glue would give it
-        # (zero velocity) without a degenerate LCP of every glued row in the stack below; only
-        # a moving body it is glued to, or a goal on a glued contact, wakes it.
-        held = np.zeros(n, dtype=bool)
-        if s.sleep and glued.any():
-            for col in (contacts.body_a[glued], contacts.body_b[glued]):
-                held[col[col >= 0]] = True
-            held &= moving & ~active
-        touched = np.zeros(n, dtype=bool)
-        for (a, b), hg, gl in zip(pairs, has_goal, glued, strict=True):
-            for body in (a, b):
-                if body >= 0:
-                    touched[body] = True
-                    active[body] |= bool(hg) and moving[body] and (gl or not held[body])
-        for a, b in jpairs:
-            for body in (a, b):
-                if body >= 0:
-                    touched[body] = True
-        active |= moving & ~touched
-        if not s.sleep:
-            active = moving.copy()
-        awake = active.copy()
-        links = [*zip(pairs, glued.tolist(), strict=True), *((jp, True) for jp in jpairs)]
-        for (a, b), gl in links:
-            if a >= 0 and b >= 0:
-                if active[a] and moving[b] and (gl or not held[b]):
-                    awake[b] = True
-                if active[b] and moving[a] and (gl or not held[a]):
-                    awake[a] = True
+        awake = awake_bodies(
+            moving,
+            velocity,
+            contacts,
+            pairs,
+            jpairs,
+            goals,
+            glued,
+            delta=s.delta,
+            delta_angular=s.delta_angular,
+            sleep=s.sleep,
+        )
         rep.sleeping = int(np.sum(moving & ~awake))
         islands = find_islands(n, awake, pairs + jpairs)
         out = velocity.copy()
@@ -743,21 +599,3 @@ def _solved(sol: IslandSolution) -> bool:
 
 def _join(*parts: str) -> str:
     return ",".join(p for p in parts if p)
-
-
-def _between_held(contacts: ContactSet, held: np.ndarray, moving: np.ndarray) -> np.ndarray:
-    """Contacts whose participants are all held (``held``: constrained bodies at rest) or
-    static.
-
-    The attraction of §4 "Stacking" acts between *stacked* bodies — constrained and at rest —
-    and on their supports, never on a contact with a free body (a free block resting on the
-    stack must stay able to leave, and, leaving, pushes on the stack below, which its own
-    attracting contacts hold) nor with a moving one (two bricks that touch in flight while
-    pressed from both sides are not a stack: glued, they would spin up together)."""
-    a, b = contacts.body_a, contacts.body_b
-
-    def ok(col):
-        k = np.maximum(col, 0)
-        return (col < 0) | ~moving[k] | held[k]
-
-    return ok(a) & ok(b)

@@ -60,6 +60,13 @@ def _cylinder(name, position):
     }
 
 
+def _joint(name, kind, parent, child, anchor, axis=None):
+    joint = {"name": name, "type": kind, "parent": parent, "child": child, "anchor": anchor}
+    if axis is not None:
+        joint["axis"] = axis
+    return joint
+
+
 def build(
     case=0,
     u1_amplitude=0.01,
@@ -131,36 +138,10 @@ def build(
             rb5,
         ],
         "joints": [
-            {
-                "name": "ground_rb1",
-                "type": "prismatic",
-                "parent": "world",
-                "child": "rb1",
-                "anchor": [2.5, 0, 0],
-                "axis": [0, 0, 1],
-            },
-            {
-                "name": "ground_rb2",
-                "type": "prismatic",
-                "parent": "world",
-                "child": "rb2",
-                "anchor": [-2.5, 0, 0],
-                "axis": [0, 0, 1],
-            },
-            {
-                "name": "rb5_rb3",
-                "type": "fixed",
-                "parent": "rb5",
-                "child": "rb3",
-                "anchor": [2.5, 0, 0.5],
-            },
-            {
-                "name": "rb5_rb4",
-                "type": "fixed",
-                "parent": "rb5",
-                "child": "rb4",
-                "anchor": [-2.5, 0, 0.5],
-            },
+            _joint("ground_rb1", "prismatic", "world", "rb1", [2.5, 0, 0], axis=[0, 0, 1]),
+            _joint("ground_rb2", "prismatic", "world", "rb2", [-2.5, 0, 0], axis=[0, 0, 1]),
+            _joint("rb5_rb3", "fixed", "rb5", "rb3", [2.5, 0, 0.5]),
+            _joint("rb5_rb4", "fixed", "rb5", "rb4", [-2.5, 0, 0.5]),
         ],
         "springs": [
             {

@@ -30,7 +30,12 @@ brick-ground 0.5), friction 0.6 (brick-brick 0.36, brick-ground 0.6). Contact se
 
 from __future__ import annotations
 
-from workbench.scene.parts import EXACT_CONTACT_SETTINGS, ground_box
+from workbench.scene.parts import (
+    EXACT_CONTACT_SETTINGS,
+    arrival_hints,
+    ground_box,
+    scene_parameters,
+)
 
 __all__ = ["build", "hints", "brick_layout"]
 
@@ -122,32 +127,24 @@ def build(
     }
 
 
-def hints(
-    courses: int = 4,
-    bricks: int = 3,
-    course_interval: float = 0.3,
-    brick_delay: float = 0.03,
-    slide_speed: float = 1.0,
-    bounce: float = 0.15,
-    **_,
-):
+def hints(**parameters):
     """Hints for the reverse run: brick ``i`` of course ``c`` (0 at the bottom) bounces and
     slides out at reverse time ``(courses − 1 − c) · course_interval + i · brick_delay`` — the
     top course first, its bricks one after the other — in forward time arriving along ``+y``
     (even courses) or ``−y`` (odd courses) at ``slide_speed`` m/s and landing at ``bounce`` m/s
     (kept below the restitution cut-off ε = 0.2 m/s).
 
-    Returns the hints file's content (a mapping with the key ``hints``).
+    ``parameters`` are the scene's (:func:`build`'s defaults fill in the rest). Returns the hints
+    file's content (a mapping with the key ``hints``).
     """
-    courses = int(courses)
+    p = scene_parameters(build, parameters)
+    courses, interval, delay = int(p["courses"]), p["course_interval"], p["brick_delay"]
+    bounce, speed = float(p["bounce"]), float(p["slide_speed"])
     out = []
     index = {}
-    for name, course, _x, _length in brick_layout(courses, bricks):
+    for name, course, _x, _length in brick_layout(courses, p["bricks"]):
         i = index[course] = index.get(course, -1) + 1
-        at = round((courses - 1 - course) * course_interval + i * brick_delay, 9)
+        at = round((courses - 1 - course) * interval + i * delay, 9)
         direction = [0.0, 1.0, 0.0] if course % 2 == 0 else [0.0, -1.0, 0.0]
-        out.append({"body": name, "bounce": float(bounce), "at": at})
-        out.append(
-            {"body": name, "slide": {"direction": direction, "speed": float(slide_speed)}, "at": at}
-        )
+        out += arrival_hints(name, at, bounce, "slide", direction, speed)
     return {"hints": out}

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.scene.font import text_pixels
-from workbench.scene.parts import ground_box
+from workbench.scene.font import text_grid
+from workbench.scene.parts import cube, ground_box, material, reverse_scene
 
 __all__ = ["TEXT", "build", "frame_velocities"]
 
@@ -65,48 +65,43 @@ GROUND_MARGIN = 10.0
 def _cells(text: str, size: float, gap: float, bottom: float) -> np.ndarray:
     """(x, z) of each lit cell's centre, m, shape (n, 2): the text centred on x = 0, its lowest
     row's boxes with their centres at ``bottom``, font row 0 at the top."""
-    cells = text_pixels(text)
-    if not cells:
-        raise ValueError(f"text {text!r} has no lit cells")
+    cells, rows, cols = text_grid(text)
     pitch = size + gap
-    rows = max(r for r, _ in cells) + 1
-    cols = max(c for _, c in cells) + 1
     x0 = -0.5 * (cols - 1) * pitch
     return np.array([(x0 + c * pitch, bottom + (rows - 1 - r) * pitch) for r, c in cells])
 
 
 def frame_velocities(
-    text: str = TEXT,
-    size: float = 0.1,
-    gap: float = 0.01,
-    bottom: float = 2.2,
-    rise: float = 0.5,
-    swell: float = 0.0,
-    separation_min: float = 0.25,
-    separation_max: float = 0.5,
-    seed: int = 12,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions and velocities of the boxes in the frame.
+    centres: np.ndarray, rise: float, swell: float, separations: tuple[float, float], seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Velocities of the box pairs in the frame (parameters as in :func:`build`).
+
+    Parameters
+    ----------
+    centres : ndarray, shape (n, 2)
+        (x, z) of each pair (lit cell), m.
+    rise, swell : float
+        m/s and 1/s.
+    separations : (float, float)
+        Range of the separation speeds, m/s.
+    seed : int
 
     Returns
     -------
-    centres : ndarray, shape (n, 2)
-        (x, z) of each pair (lit cell), m.
     pair_velocity : ndarray, shape (n, 3)
         Velocity of each pair's centre of mass, m/s: ``rise`` up plus the swell
         ``swell × (x − x_c, 0, z − z_c)`` about the text's centre.
     separation : ndarray, shape (n,)
         Speed at which the two boxes of a pair fly apart along ±y, m/s.
     """
-    centres = _cells(text, size, gap, bottom)
     middle = 0.5 * (centres.min(axis=0) + centres.max(axis=0))
     rel = centres - middle
     pair_velocity = np.zeros((len(centres), 3))
     pair_velocity[:, 0] = swell * rel[:, 0]
     pair_velocity[:, 2] = rise + swell * rel[:, 1]
     rng = np.random.default_rng(seed)
-    separation = rng.uniform(separation_min, separation_max, len(centres))
-    return centres, pair_velocity, separation
+    separation = rng.uniform(*separations, len(centres))
+    return pair_velocity, separation
 
 
 def build(
@@ -152,34 +147,23 @@ def build(
     dt, duration : float
         Step, s, and the default length of a forward run from the frame, s.
     """
-    centres, pair_velocity, separation = frame_velocities(
-        text, size, gap, bottom, rise, swell, separation_min, separation_max, seed
+    centres = _cells(text, size, gap, bottom)
+    pair_velocity, separation = frame_velocities(
+        centres, rise, swell, (separation_min, separation_max), seed
     )
     half_span = 0.5 * float(np.ptp(centres[:, 0])) + GROUND_MARGIN
     bodies = [ground_box(half_span)]
-    material = {"friction": friction, "restitution": restitution, "rolling_friction": 0.0}
+    box_material = material(friction, restitution)
     offset = 0.5 * (size + gap)  # each box's distance from the plane y = 0
     for k, ((x, z), v, u) in enumerate(zip(centres, pair_velocity, separation, strict=True)):
         for side, sign in (("front", -1.0), ("back", 1.0)):
             vel = v + sign * np.array([0.0, 0.5 * u, 0.0])
-            bodies.append(
-                {
-                    "name": f"{side}{k}",
-                    "shape": {"type": "box", "half_extents": [size / 2] * 3},
-                    "mass": box_mass,
-                    "position": [float(x), sign * offset, float(z)],
-                    "linear_velocity": [float(c) for c in vel],
-                    "material": material,
-                }
-            )
-    return {
-        "description": f"CRASH: {2 * len(centres)} boxes spelling {text!r} in mid-air just after "
-        "colliding (intermediate frame: workbench reverse --then-forward, Twigg & James 2008 "
-        "Fig. 12)",
-        "settings": {
-            "dt": dt,
-            "duration": duration,
-            "record_every": 1,
-        },
-        "bodies": bodies,
-    }
+            position = [float(x), sign * offset, float(z)]
+            velocity = [float(c) for c in vel]
+            bodies.append(cube(f"{side}{k}", size, box_mass, position, box_material, velocity))
+    description = (
+        f"CRASH: {2 * len(centres)} boxes spelling {text!r} in mid-air just after colliding "
+        "(intermediate frame: workbench reverse --then-forward, Twigg & James 2008 Fig. 12)"
+    )
+    # PyBullet's default contact settings: see the module docstring
+    return reverse_scene(description, bodies, dt, duration, exact_contacts=False)

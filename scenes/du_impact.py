@@ -76,7 +76,8 @@ BLOCK = (0.3, 0.2, 0.2)
 #: Incline (fixed box): length along u, width, thickness, m. Long enough for d_B anywhere a
 #: solver may look (d_B = 5.8 m at vA0 = 20 m/s, vB0 = 0, e = 0.8, mu = 0.3).
 INCLINE = (20.0, 1.0, 0.2)
-#: Gravitational acceleration, m/s² (the scene's default gravity; 9.81 as in uncertainty.examples.du_impact).
+#: Gravitational acceleration, m/s² (the scene's default gravity; 9.81 as in
+#: uncertainty.examples.du_impact).
 G = 9.81
 #: Margins of :func:`run_length`: relative and absolute (s), beyond the model's times.
 RUN_MARGIN = (0.1, 0.05)

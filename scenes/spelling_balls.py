@@ -1,12 +1,12 @@
 """Spelling balls (Twigg & James 2008 §5, Fig. 1): balls at rest in square bins spelling a text.
 
-The scene is the FINAL state of the motion: every lit cell of the text (``workbench.scene.font``, 5 × 7
-cells a glyph) is a square bin with low walls, holding ``per_side × per_side`` balls at rest on
+The scene is the FINAL state of the motion: every lit cell of the text (``workbench.scene.font``, 5
+× 7 cells a glyph) is a square bin with low walls, holding ``per_side × per_side`` balls at rest on
 the ground, a small gap apart. Stepped backward (``workbench reverse``) with the hints of
-:func:`hints` — each ball leaves its bin by a bounce and a slide at its own random time — the
-balls bounce out of the bins and scatter; replayed forward (``workbench replay``) they bounce,
-collide and roll into place. The default text "LOREM IPSUM" has 155 lit cells × 25 balls = 3875
-balls (the paper: 3037 balls spelling "Lorem ipsum dolor sit amet...").
+:func:`hints` — each ball leaves its bin by a bounce and a slide at its own random time — the balls
+bounce out of the bins and scatter; replayed forward (``workbench replay``) they bounce, collide and
+roll into place. The default text "LOREM IPSUM" has 155 lit cells × 25 balls = 3875 balls (the
+paper: 3037 balls spelling "Lorem ipsum dolor sit amet...").
 
     workbench reverse scenes/spelling_balls.py --hints script --duration 3 \\
         --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
@@ -32,26 +32,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.scene.font import text_pixels
-from workbench.scene.parts import EXACT_CONTACT_SETTINGS, NEUTRAL_MATERIAL, ground_box
+from workbench.scene.font import centred_cells, text_pixels
+from workbench.scene.parts import (
+    NEUTRAL_MATERIAL,
+    arrival_hints,
+    ground_box,
+    material,
+    reverse_scene,
+    scene_parameters,
+)
 
 #: Default text: 155 lit cells in the 5 × 7 font.
 TEXT = "LOREM IPSUM"
 
 
 def _layout(text, per_side, radius, gap, wall):
-    cells = text_pixels(text)
-    if not cells:
-        raise ValueError(f"text {text!r} has no lit cells")
     pitch = 2 * radius + gap  # ball spacing in a bin
     inner = per_side * pitch  # free width of a bin
     cell = inner + wall  # centre-to-centre spacing of bins (one wall between neighbours)
-    rows = max(r for r, _ in cells) + 1
-    cols = max(c for _, c in cells) + 1
-    # centre the text on the origin; row 0 at the top (+y)
-    x0 = -0.5 * (cols - 1) * cell
-    y0 = 0.5 * (rows - 1) * cell
-    centres = {(r, c): (x0 + c * cell, y0 - r * cell) for r, c in cells}
+    # the text centred on the origin; row 0 at the top (+y)
+    cells, xy = centred_cells(text, cell)
+    centres = dict(zip(cells, xy, strict=True))
     return cells, centres, pitch, inner, cell
 
 
@@ -124,11 +125,7 @@ def build(
                 "material": wall_material,
             }
         )
-    ball_material = {
-        "friction": friction,
-        "restitution": restitution,
-        "rolling_friction": rolling_friction,
-    }
+    ball_material = material(friction, restitution, rolling_friction)
     offsets = (np.arange(per_side) - 0.5 * (per_side - 1)) * pitch
     n = 0
     for r, c in cells:
@@ -146,44 +143,36 @@ def build(
                 )
                 n += 1
     assert lit  # every bin has its balls
-    return {
-        "description": f"Spelling balls: {n} balls at rest in {len(cells)} bins spelling "
-        f"{text!r} (final state for workbench reverse)",
-        "settings": {
-            "dt": dt,
-            "duration": duration,
-            "record_every": 1,
-            **EXACT_CONTACT_SETTINGS,
-        },
-        "bodies": bodies,
-    }
+    description = (
+        f"Spelling balls: {n} balls at rest in {len(cells)} bins spelling {text!r} "
+        "(final state for workbench reverse)"
+    )
+    return reverse_scene(description, bodies, dt, duration)
 
 
 def hints(
-    text: str = TEXT,
-    per_side: int = 5,
     seed: int = 1,
     leave_by: float = 1.5,
     bounce: float = 0.15,
     slide_speed: float = 0.3,
-    **_,
+    **parameters,
 ):
     """Hints for the reverse run: ball k bounces and rolls off at reverse time ``at_k`` ~
     U(0, leave_by) s, in a uniformly random horizontal direction (forward time: it arrived from
     that direction rolling at ``slide_speed`` m/s without slipping — a slide would keep slipping
     faster backward — and landed at ``bounce`` m/s).
 
-    Returns the hints file's content (a mapping with the key ``hints``).
+    ``parameters`` are the scene's (:func:`build`'s defaults fill in the rest: ``text`` and
+    ``per_side`` name the balls). Returns the hints file's content (a mapping with the key
+    ``hints``).
     """
-    n = len(text_pixels(text)) * int(per_side) ** 2
+    p = scene_parameters(build, parameters)
+    n = len(text_pixels(p["text"])) * int(p["per_side"]) ** 2
     rng = np.random.default_rng(seed)
     at = rng.uniform(0.0, leave_by, n)
     phi = rng.uniform(0.0, 2 * np.pi, n)
     out = []
     for k in range(n):
         d = [float(np.cos(phi[k])), float(np.sin(phi[k])), 0.0]
-        out.append({"body": f"ball{k}", "bounce": bounce, "at": float(at[k])})
-        out.append(
-            {"body": f"ball{k}", "roll": {"direction": d, "speed": slide_speed}, "at": float(at[k])}
-        )
+        out += arrival_hints(f"ball{k}", float(at[k]), bounce, "roll", d, slide_speed)
     return {"hints": out}

@@ -1,10 +1,10 @@
 """Spelling boxes (Twigg & James 2008 §5, Fig. 11): boxes at rest on the ground spelling "t→−t".
 
-The scene is the FINAL state of the motion: one box per lit cell of the text (``workbench.scene.font``,
-5 × 7 cells a glyph), lying flat on the ground with no bins to catch it, a small gap from its
-neighbours. Stepped backward (``workbench reverse --hints script``) with the hints of
-:func:`hints` — each box leaves its place by a small bounce and a slide at its own random time —
-the boxes hop and slide out of the letters, knocking into neighbours that have not left yet;
+The scene is the FINAL state of the motion: one box per lit cell of the text
+(``workbench.scene.font``, 5 × 7 cells a glyph), lying flat on the ground with no bins to catch it,
+a small gap from its neighbours. Stepped backward (``workbench reverse --hints script``) with the
+hints of :func:`hints` — each box leaves its place by a small bounce and a slide at its own random
+time — the boxes hop and slide out of the letters, knocking into neighbours that have not left yet;
 replayed forward (``workbench replay``) they bounce and slide in from all sides and settle into
 "t→−t". The default text has 38 lit cells, so 38 boxes (the paper does not give its count).
 
@@ -46,8 +46,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.scene.font import text_pixels
-from workbench.scene.parts import EXACT_CONTACT_SETTINGS, ground_box
+from workbench.scene.font import centred_cells
+from workbench.scene.parts import (
+    arrival_hints,
+    cube,
+    ground_box,
+    material,
+    reverse_scene,
+    scene_parameters,
+)
 
 __all__ = ["TEXT", "build", "hints"]
 
@@ -61,15 +68,7 @@ GROUND_MARGIN = 10.0
 def _centres(text: str, size: float, gap: float) -> list[tuple[float, float]]:
     """(x, y) of each lit cell's box, m, in reading order; the text centred on the origin,
     font row 0 at +y (the text reads along +x seen from above)."""
-    cells = text_pixels(text)
-    if not cells:
-        raise ValueError(f"text {text!r} has no lit cells")
-    pitch = size + gap
-    rows = max(r for r, _ in cells) + 1
-    cols = max(c for _, c in cells) + 1
-    x0 = -0.5 * (cols - 1) * pitch
-    y0 = 0.5 * (rows - 1) * pitch
-    return [(x0 + c * pitch, y0 - r * pitch) for r, c in cells]
+    return centred_cells(text, size + gap)[1]
 
 
 def build(
@@ -112,41 +111,17 @@ def build(
     ys = [y for _, y in centres]
     half_span = 0.5 * max(max(xs) - min(xs), max(ys) - min(ys)) + GROUND_MARGIN
     bodies = [ground_box(half_span)]
-    material = {"friction": friction, "restitution": restitution, "rolling_friction": 0.0}
+    box_material = material(friction, restitution)
     for k, (x, y) in enumerate(centres):
-        bodies.append(
-            {
-                "name": f"box{k}",
-                "shape": {"type": "box", "half_extents": [size / 2] * 3},
-                "mass": box_mass,
-                "position": [float(x), float(y), size / 2],
-                "material": material,
-            }
-        )
-    return {
-        "description": f"Spelling boxes: {len(centres)} boxes at rest spelling {text!r} "
-        "(final state for workbench reverse, Twigg & James 2008 Fig. 11)",
-        "settings": {
-            "dt": dt,
-            "duration": duration,
-            "record_every": 1,
-            **EXACT_CONTACT_SETTINGS,
-        },
-        "bodies": bodies,
-    }
+        bodies.append(cube(f"box{k}", size, box_mass, [float(x), float(y), size / 2], box_material))
+    description = (
+        f"Spelling boxes: {len(centres)} boxes at rest spelling {text!r} "
+        "(final state for workbench reverse, Twigg & James 2008 Fig. 11)"
+    )
+    return reverse_scene(description, bodies, dt, duration)
 
 
-def hints(
-    text: str = TEXT,
-    size: float = 0.1,
-    gap: float = 0.01,
-    hint_seed: int = 11,
-    leave_by: float = 1.2,
-    bounce: float = 0.15,
-    slide_speed: float = 0.4,
-    spread_deg: float = 70.0,
-    **_,
-):
+def hints(**parameters):
     """How each box arrived: box k lands with a bounce and slides in at reverse time ``at_k`` ~
     U(0, leave_by) s (seeded), so the boxes settle one after another.
 
@@ -158,6 +133,8 @@ def hints(
 
     Parameters
     ----------
+    **parameters
+        The scene's parameters (:func:`build`'s defaults fill in the rest); these are used:
     text, size, gap : str, float, float
         As in :func:`build` (the box names and positions).
     hint_seed : int
@@ -174,18 +151,16 @@ def hints(
     dict
         The hints file's content: ``{"hints": [...]}``, a bounce and a slide hint per box.
     """
-    centres = np.array(_centres(text, size, gap))
+    p = scene_parameters(build, parameters)
+    centres = np.array(_centres(p["text"], p["size"], p["gap"]))
     n = len(centres)
-    rng = np.random.default_rng(hint_seed)
-    at = rng.uniform(0.0, leave_by, n)
-    turn = np.radians(rng.uniform(-spread_deg, spread_deg, n))
+    rng = np.random.default_rng(p["hint_seed"])
+    at = rng.uniform(0.0, p["leave_by"], n)
+    turn = np.radians(rng.uniform(-p["spread_deg"], p["spread_deg"], n))
     radial = np.arctan2(centres[:, 1], centres[:, 0])  # 0 for a box at the centre
     phi = radial + turn + np.pi  # forward time: moving inwards
     out = []
     for k in range(n):
         d = [float(np.cos(phi[k])), float(np.sin(phi[k])), 0.0]
-        out.append({"body": f"box{k}", "bounce": bounce, "at": float(at[k])})
-        out.append(
-            {"body": f"box{k}", "slide": {"direction": d, "speed": slide_speed}, "at": float(at[k])}
-        )
+        out += arrival_hints(f"box{k}", float(at[k]), p["bounce"], "slide", d, p["slide_speed"])
     return {"hints": out}

@@ -1,8 +1,10 @@
-"""Shared fixtures: seeded randomness, paths, and a helper to write scenes to files."""
+"""Shared fixtures: seeded randomness, paths, a helper to write scenes to files, and one to run
+the ``workbench`` command in a fresh process."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +46,16 @@ def cli_env() -> dict:
 
 
 WORKBENCH = [sys.executable, "-m", "workbench.cli"]
+
+
+def run_workbench(*args, cwd=None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``workbench ARGS`` (``python -m workbench.cli``) in a fresh process with :func:`cli_env`;
+    the arguments are turned into strings, stdout and stderr captured as text."""
+    return subprocess.run(
+        [*WORKBENCH, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=cli_env(),
+        timeout=timeout,
+    )

@@ -17,8 +17,8 @@ difference-table estimator, [3]_).
 Adapters: :class:`FunctionModel` wraps a Python response function y = f(x, **θ) evaluated at
 fixed points x (``ResponseFunction`` carries its optional analytic derivatives);
 :class:`NamedFunctionModel` wraps a plain function of named inputs; the PyBullet
-adapter (a scene run reduced to an observer) is ``workbench.analysis.scene_model.SceneModel``, since this
-package never imports PyBullet.
+adapter (a scene run reduced to an observer) is
+``workbench.analysis.scene_model.SceneModel``, since this package never imports PyBullet.
 
 References
 ----------

@@ -5,15 +5,26 @@ The CLI turns every :class:`WorkbenchError` into one line on stderr and exit sta
 
 from __future__ import annotations
 
-__all__ = ["WorkbenchError", "SceneError", "StoreError", "SimulationError"]
+__all__ = [
+    "WorkbenchError",
+    "LocatedError",
+    "SceneError",
+    "SpecError",
+    "UserCodeError",
+    "StoreError",
+    "SimulationError",
+    "ValidationInputError",
+    "EventNotFoundError",
+    "MarkovModelError",
+]
 
 
 class WorkbenchError(Exception):
     """Base class: an error caused by the user's input, reported as one line."""
 
 
-class SceneError(WorkbenchError):
-    """A scene file or script is invalid.
+class LocatedError(WorkbenchError):
+    """An input file is invalid at a known place: ``file[:line]: field: what was expected``.
 
     Parameters
     ----------
@@ -37,6 +48,20 @@ class SceneError(WorkbenchError):
         super().__init__(text)
 
 
+class SceneError(LocatedError):
+    """A scene file or script is invalid (see :class:`LocatedError` for the arguments)."""
+
+
+class SpecError(LocatedError):
+    """An inference/inverse spec, its data file or its model reference is invalid (see
+    :class:`LocatedError` for the arguments)."""
+
+
+class UserCodeError(WorkbenchError):
+    """User code named by a document could not be loaded; the message says why, the caller adds
+    the file and the field."""
+
+
 class StoreError(WorkbenchError):
     """An HDF5 file is missing, of the wrong format, or asked for something it does not hold."""
 
@@ -50,3 +75,25 @@ class SimulationError(WorkbenchError):
     def __init__(self, message: str, trajectory=None):
         super().__init__(message)
         self.trajectory = trajectory
+
+
+class ValidationInputError(WorkbenchError):
+    """Files or options of a validation (``workbench validate``) that cannot be used as given."""
+
+
+class EventNotFoundError(WorkbenchError):
+    """An output's event did not happen in the run, so the output is undefined there.
+
+    An inverse solver should treat the inputs as infeasible (no such outcome), not as an error of
+    the model. Attributes ``output`` (name) and ``event`` (its description) say which.
+    """
+
+    def __init__(self, output: str, event: str, detail: str = ""):
+        self.output = output
+        self.event = event
+        text = f"output '{output}': event {event} did not happen"
+        super().__init__(f"{text} ({detail})" if detail else text)
+
+
+class MarkovModelError(WorkbenchError):
+    """A transition-table file is missing, not JSON, or not a table of this format."""

@@ -8,8 +8,9 @@ Both entry points frame the whole trajectory with the same camera (:func:`_camer
 at the centre of the bounding box of every recorded centre of mass, from far enough away that the
 box's bounding sphere fits the field of view.
 
-This module and :mod:`workbench.sim.engine` are the only ones in the core that touch PyBullet; it is
-obtained through :func:`workbench.sim.engine.import_pybullet`.
+The viewer window, the camera and the rendered images are the engine's
+(:class:`~workbench.sim.engine.Engine`: :meth:`~workbench.sim.engine.Engine.set_view`,
+:meth:`~workbench.sim.engine.Engine.render`, ...); this module decides what to show and when.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.sim.engine import Engine, mass_overrides_from_params
 from workbench.errors import WorkbenchError
 from workbench.scene.model import Scene
+from workbench.sim.engine import Engine
+from workbench.sim.frames import mass_overrides_from_params
 from workbench.sim.state import State, Trajectory
 
 __all__ = ["replay", "render_frames"]
@@ -111,11 +113,9 @@ def replay(
     engine = Engine(
         scene, gui=True, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )
-    p, c = engine.p, engine.client
     try:
-        p.setRealTimeSimulation(0, physicsClientId=c)
-        p.setGravity(0.0, 0.0, 0.0, physicsClientId=c)
-        p.resetDebugVisualizerCamera(distance, yaw, pitch, target.tolist(), physicsClientId=c)
+        engine.freeze()
+        engine.set_view(target, distance, yaw, pitch)
         text_id = -1
         while True:
             start = time.perf_counter()
@@ -123,24 +123,17 @@ def replay(
                 now = time.perf_counter() - start
                 if k + 1 < len(shown) and due[k + 1] <= now:
                     continue  # behind the clock: the next frame is already due
-                if not _wait(p, c, start + due[k]):
+                if not _wait(engine, start + due[k]):
                     return
                 engine.set_state(_placement(traj, i))
-                text_id = p.addUserDebugText(
-                    f"t = {traj.time[i]:.3f} s",
-                    text_at.tolist(),
-                    textColorRGB=[0, 0, 0],
-                    textSize=1.5,
-                    replaceItemUniqueId=text_id,
-                    physicsClientId=c,
-                )
+                text_id = engine.show_text(f"t = {traj.time[i]:.3f} s", text_at, text_id)
             if hold and not loop:
-                _wait(p, c, math.inf)  # until the window is closed
+                _wait(engine, math.inf)  # until the window is closed
                 return
-            if not loop or not _wait(p, c, time.perf_counter() + LOOP_PAUSE):
+            if not loop or not _wait(engine, time.perf_counter() + LOOP_PAUSE):
                 return
-    except p.error:
-        if p.isConnected(physicsClientId=c):
+    except engine.error:
+        if engine.is_connected():
             raise
         # The window was closed between the check and the call: a normal way to stop.
     finally:
@@ -219,23 +212,14 @@ def render_frames(
     engine = Engine(
         scene, gui=False, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )
-    p, c = engine.p, engine.client
     try:
-        view = p.computeViewMatrixFromYawPitchRoll(
-            target.tolist(), distance, yaw, pitch, 0.0, 2, physicsClientId=c
-        )
-        proj = p.computeProjectionMatrixFOV(
-            FOV_DEG, aspect, distance / 100.0, distance * 100.0, physicsClientId=c
-        )
+        camera = engine.camera(target, distance, yaw, pitch, FOV_DEG, aspect)
         paths: list[Path] = []
         last_record, rgb = None, None
         for k, i in enumerate(records):
             if i != last_record:  # a repeated record (fps above the record rate) renders once
                 engine.set_state(_placement(traj, i))
-                _, _, rgba, _, _ = p.getCameraImage(
-                    width, height, view, proj, renderer=p.ER_TINY_RENDERER, physicsClientId=c
-                )
-                rgb = np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, :3]
+                rgb = engine.render(camera, width, height)
                 last_record = i
             path = out / f"frame_{k:05d}.png"
             Image.fromarray(np.ascontiguousarray(rgb), "RGB").save(path)
@@ -338,11 +322,11 @@ def _placement(traj: Trajectory, i: int) -> State:
     return State(traj.position[i], traj.orientation[i], zeros, zeros)
 
 
-def _wait(p, client: int, until: float) -> bool:
+def _wait(engine: Engine, until: float) -> bool:
     """Sleep until ``time.perf_counter() >= until``, in short naps; False once the viewer window
     has been closed."""
     while True:
-        if not p.isConnected(physicsClientId=client):
+        if not engine.is_connected():
             return False
         left = until - time.perf_counter()
         if left <= 0:

@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import h5py
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, WORKBENCH, cli_env
+from tests.conftest import SCENES, cli_env
+from tests.conftest import run_workbench as wb
 from workbench.scene.catalog import is_scene_file
-
-
-def wb(*args, cwd=None, timeout=300):
-    return subprocess.run(
-        [*WORKBENCH, *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=cli_env(),
-        timeout=timeout,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +42,22 @@ def test_help_lists_every_subcommand():
         assert cmd in r.stdout
         sub = wb(cmd, "--help")
         assert sub.returncode == 0 and "usage:" in sub.stdout, (cmd, sub.stderr)
+
+
+def test_help_imports_no_command_module():
+    """`workbench --help` lists the commands from main's table: it imports none of their modules
+    (nor numpy, h5py, pydantic or PyBullet), so it stays fast."""
+    code = (
+        "import sys\n"
+        "from workbench.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ('numpy', 'h5py', 'pydantic', 'pybullet')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('workbench.cli.') or m in heavy))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), check=True
+    )
+    assert r.stdout.splitlines()[-1] == "['workbench.cli.main']"
 
 
 def test_scenes_lists_shipped_scenes():

@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from workbench.cli.main import main
-from workbench.sim.engine import Engine
 from workbench.scene.loader import load_scene
+from workbench.sim.engine import Engine
 from workbench.sim.state import Trajectory
 from workbench.store import read_trajectory
 from workbench.viewer import render_frames

@@ -74,8 +74,7 @@ def test_inverse_doc_examples_run(tmp_path):
     import yaml
 
     from uncertainty.inverse import inverse_form
-    from workbench.cli.inverse import build_problem
-    from workbench.analysis.inverse import load_inverse_spec
+    from workbench.analysis.inverse import build_problem, load_inverse_spec
     from workbench.analysis.outputs import parse_outputs
 
     doc = REPO / "docs" / "inverse.md"

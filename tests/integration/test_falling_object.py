@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, SPECS, WORKBENCH, cli_env
+from tests.conftest import SCENES, SPECS
+from tests.conftest import run_workbench as wb
 from uncertainty.bayes import find_map, laplace
 from uncertainty.examples.falling_object import position
 from uncertainty.model import estimate_noise
@@ -18,19 +18,8 @@ from workbench.analysis.scene_model import SCENE_NOISE, SceneModel
 EX1, EX2, EX3 = (SPECS / f"falling_object_example{k}.yaml" for k in (1, 2, 3))
 T = np.array([1.05, 1.1, 1.5, 2.0, 3.0, 5.0])
 #: PyBullet's integrator is first order in dt: 7.8e-3 m over 5 s of fall at dt = 1e-3
-#: (DESIGN.md, measured); 1e-2 m bounds it at every time up to 5 s.
+#: (docs/architecture.md, PyBullet facts); 1e-2 m bounds it at every time up to 5 s.
 FIRST_ORDER_ERROR_5S = 1e-2
-
-
-def wb(*args, cwd=None, timeout=300):
-    return subprocess.run(
-        [*WORKBENCH, *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=cli_env(),
-        timeout=timeout,
-    )
 
 
 def test_scene_model_follows_eq4_and_is_smooth():
@@ -140,7 +129,8 @@ def test_bad_data_and_sigma_are_one_line_exit_2(tmp_path):
     spec = (
         "kind: inference\n"
         "data: {file: d.csv, x: t, y: z}\n"
-        "model: {function: 'uncertainty.examples.falling_object:FALLING_OBJECT', constants: {g: 9.81}}\n"
+        "model: {function: 'uncertainty.examples.falling_object:FALLING_OBJECT',"
+        " constants: {g: 9.81}}\n"
         "infer:\n"
         "  c: {prior: {dist: uniform, low: 0, high: 1}}\n"
         "  t0: {prior: {dist: uniform, low: 0, high: 2}}\n"

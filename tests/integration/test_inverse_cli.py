@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import SCENES, SPECS, WORKBENCH, cli_env
+from tests.conftest import SPECS, WORKBENCH, cli_env
 from uncertainty.examples.du_impact import EXACT_MEAN, EXACT_STD, TABLE1, TABLE2
 from workbench.cli.main import main
 

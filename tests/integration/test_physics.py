@@ -120,31 +120,39 @@ def test_pendulum_joints_hold():
     assert np.min(traj.position[:, 2, 2]) < 1.0, "the chain really swings down"
 
 
+def _weightless(bodies, duration, dt=1e-3, **extra):
+    """A scene without gravity, recording every 10 steps."""
+    settings = {"dt": dt, "duration": duration, "record_every": 10}
+    return scene_from_dict({"gravity": [0, 0, 0], "settings": settings, "bodies": bodies, **extra})
+
+
+def _sphere(name, radius, mass, **kw):
+    return {"name": name, "shape": {"type": "sphere", "radius": radius}, "mass": mass, **kw}
+
+
 def _spring_scene(k=400.0, m=1.0, damping=0.0):
-    return scene_from_dict(
-        {
-            "gravity": [0, 0, 0],
-            "settings": {"dt": 1e-4, "duration": 2.0, "record_every": 10},
-            "bodies": [
-                {
-                    "name": "mass",
-                    "shape": {"type": "box", "half_extents": [0.05] * 3},
-                    "mass": m,
-                    "linear_velocity": [0.1, 0, 0],
-                }
-            ],
-            "springs": [
-                {
-                    "name": "s",
-                    "body_a": "world",
-                    "body_b": "mass",
-                    "anchor": [0, 0, 0],
-                    "stiffness": [k, k, k],
-                    "damping": [damping] * 3,
-                    "rotational_stiffness": [1, 1, 1],
-                }
-            ],
-        }
+    return _weightless(
+        [
+            {
+                "name": "mass",
+                "shape": {"type": "box", "half_extents": [0.05] * 3},
+                "mass": m,
+                "linear_velocity": [0.1, 0, 0],
+            }
+        ],
+        2.0,
+        dt=1e-4,
+        springs=[
+            {
+                "name": "s",
+                "body_a": "world",
+                "body_b": "mass",
+                "anchor": [0, 0, 0],
+                "stiffness": [k, k, k],
+                "damping": [damping] * 3,
+                "rotational_stiffness": [1, 1, 1],
+            }
+        ],
     )
 
 
@@ -187,22 +195,9 @@ def test_prescribed_body_follows_its_table():
 
 
 def test_nonfinite_state_stops_and_keeps_earlier_steps():
-    scene = scene_from_dict(
-        {
-            "gravity": [0, 0, 0],
-            "settings": {"dt": 1e-3, "duration": 1.0, "record_every": 10},
-            "bodies": [
-                {"name": "calm", "shape": {"type": "sphere", "radius": 0.1}, "mass": 1.0},
-                {
-                    "name": "rocket",
-                    "shape": {"type": "sphere", "radius": 0.1},
-                    "mass": 1.0,
-                    "position": [5, 0, 0],
-                    "linear_velocity": [1e300, 0, 0],
-                },
-            ],
-        }
-    )
+    calm = _sphere("calm", 0.1, 1.0)
+    rocket = _sphere("rocket", 0.1, 1.0, position=[5, 0, 0], linear_velocity=[1e300, 0, 0])
+    scene = _weightless([calm, rocket], 1.0)
     traj = run_scene(scene)
     assert traj.status == "nonfinite"
     assert "'rocket'" in traj.message and "t = " in traj.message
@@ -212,21 +207,10 @@ def test_nonfinite_state_stops_and_keeps_earlier_steps():
 
 def test_no_hidden_speed_clamp():
     """PyBullet clamps multibody bases to 100 m/s unless told otherwise; the engine lifts it."""
-    scene = scene_from_dict(
-        {
-            "gravity": [0, 0, 0],
-            "settings": {"dt": 1e-3, "duration": 0.1, "record_every": 10},
-            "bodies": [
-                {
-                    "name": "bullet",
-                    "shape": {"type": "sphere", "radius": 0.01},
-                    "mass": 0.01,
-                    "linear_velocity": [300, 0, 0],
-                    "angular_velocity": [0, 0, 500],
-                }
-            ],
-        }
+    bullet = _sphere(
+        "bullet", 0.01, 0.01, linear_velocity=[300, 0, 0], angular_velocity=[0, 0, 500]
     )
+    scene = _weightless([bullet], 0.1)
     traj = run_scene(scene)
     assert traj.linear_velocity[-1, 0, 0] == pytest.approx(300.0, rel=1e-12)
     assert traj.angular_velocity[-1, 0, 2] == pytest.approx(500.0, rel=1e-9)

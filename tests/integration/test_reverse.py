@@ -11,12 +11,12 @@ from reverse import run as reverse_run
 from reverse.hints import load_hints
 from reverse.lcp import LCPResult
 from reverse.run import run_forward_mirror, run_reverse
-from workbench.scene.catalog import find_scene
 from workbench.cli.main import main
-from workbench.sim.engine import Engine
-from workbench.sim.forward import run_scene
+from workbench.scene.catalog import find_scene
 from workbench.scene.loader import load_scene
 from workbench.scene.model import scene_from_dict
+from workbench.sim.engine import Engine
+from workbench.sim.forward import run_scene
 from workbench.store import TrajectoryStore
 
 G = 9.81
@@ -340,7 +340,7 @@ def test_cli_reverse_writes_diagnostics_and_rejects_bad_hints(tmp_path, capsys):
     with TrajectoryStore.open(out) as store:
         traj = store.read(0)
         assert store.attrs["time_reversed"] == 1
-        assert "reverse/islands" in store._f
+        assert "reverse/islands" in store
     for name in reverse_run.DIAGNOSTICS:
         assert name in traj.diagnostics
     assert traj.diagnostics["contact_count"][-2] >= 6  # block 4 corners, ball, roller

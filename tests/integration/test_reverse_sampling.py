@@ -58,7 +58,7 @@ def test_kept_runs_are_the_lowest_energy_accepted_ones_under_the_limit(sampled):
     with TrajectoryStore.open(sampled[1]) as store:
         assert store.n_realizations == 3 and store.completed.all()
         assert store.attrs["time_reversed"] == 1
-        table = store._f["sampling/outcomes"][:]
+        table = store.read_dataset("sampling/outcomes")
         peaks = [float(np.max(store.read(r).diagnostics["kinetic_energy"])) for r in range(3)]
     assert len(table) == 8 and sorted(table["index"]) == list(range(8))
     kept = np.sort(table[table["kept"]], order="rank")

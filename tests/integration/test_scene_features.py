@@ -39,6 +39,18 @@ def _ball(name="bob", pos=(0.5, 0, 1.0), mass=1.0, **kw):
     }
 
 
+def _world_joint(name, kind, child, anchor=(0, 0, 1), axis=(0, 0, 1)):
+    """A ``kind`` joint between the world (parent) and ``child``, at ``anchor`` along ``axis``."""
+    return {
+        "name": name,
+        "type": kind,
+        "parent": "world",
+        "child": child,
+        "anchor": list(anchor),
+        "axis": list(axis),
+    }
+
+
 def test_ball_joint_pendulum_small_angle_period():
     L, theta0 = 1.0, 0.05
     pos = (L * np.sin(theta0), 0, 2.0 - L * np.cos(theta0))
@@ -85,16 +97,7 @@ def test_prismatic_joint_slides_along_its_axis_under_gravity():
     scene = _scene(
         [_ball(pos=(0, 0, 1))],
         duration=1.0,
-        joints=[
-            {
-                "name": "rail",
-                "type": "prismatic",
-                "parent": "world",
-                "child": "bob",
-                "anchor": [0, 0, 1],
-                "axis": axis.tolist(),
-            }
-        ],
+        joints=[_world_joint("rail", "prismatic", "bob", axis=axis.tolist())],
     )
     traj = run_scene(scene)
     s = (traj.position[:, 0] - [0, 0, 1]) @ axis
@@ -112,16 +115,7 @@ def test_prescribed_prismatic_joint_follows_table():
         duration=0.6,
         dt=1e-4,
         every=10,
-        joints=[
-            {
-                "name": "rail",
-                "type": "prismatic",
-                "parent": "world",
-                "child": "bob",
-                "anchor": [0, 0, 1],
-                "axis": [0, 0, 1],
-            }
-        ],
+        joints=[_world_joint("rail", "prismatic", "bob")],
         prescribed=[
             {"joint": "rail", "time": t.tolist(), "values": u.tolist(), "interpolation": "cubic"}
         ],
@@ -144,16 +138,7 @@ def test_prescribed_revolute_joint_turns_body():
         ],
         duration=1.0,
         gravity=(0, 0, 0),
-        joints=[
-            {
-                "name": "hinge",
-                "type": "revolute",
-                "parent": "world",
-                "child": "plate",
-                "anchor": [0, 0, 1],
-                "axis": [0, 0, 1],
-            }
-        ],
+        joints=[_world_joint("hinge", "revolute", "plate")],
         prescribed=[{"joint": "hinge", "time": [0, 1], "values": [0, 1.0]}],
     )
     traj = run_scene(scene)

@@ -1,5 +1,6 @@
-"""Reductions of scene runs (workbench/analysis/outputs.py) against closed forms, and the du_impact
-scene (scenes/du_impact.py) against the Appendix model of Du (2013).
+"""Reductions of scene runs (workbench/analysis/outputs.py, declared in output_spec.py, numerics in
+interpolation.py) against closed forms, and the du_impact scene (scenes/du_impact.py) against the
+Appendix model of Du (2013).
 
 Two kinds of reference: the continuous answer (free fall, Coulomb sliding, the Appendix), which
 PyBullet's semi-implicit Euler step misses by O(dt), and the exact answer of the *discrete*
@@ -19,15 +20,11 @@ import pytest
 
 from tests.conftest import SCENES
 from uncertainty.model import CachedModel, Model, estimate_noise
+from workbench.analysis.interpolation import max_displacement
+from workbench.analysis.output_spec import EventNotFoundError, parse_outputs
+from workbench.analysis.outputs import EVENT_NOISE, SceneOutputModel
 from workbench.errors import SceneError
 from workbench.scene.model import scene_from_dict
-from workbench.analysis.outputs import (
-    EVENT_NOISE,
-    EventNotFoundError,
-    SceneOutputModel,
-    max_displacement,
-    parse_outputs,
-)
 
 G = 9.81
 THETA = math.radians(20.0)

@@ -63,14 +63,9 @@ def stack_runs():
     model = load_model(TABLE)
     out = {}
     for attract in (False, True):
+        settings = StepSettings(scene.settings.dt, attract=attract)
         for seed in SEEDS:
-            res = run_reverse(
-                scene,
-                duration=DURATION,
-                seed=seed,
-                markov=model,
-                settings=StepSettings(scene.settings.dt, attract=attract),
-            )
+            res = run_reverse(scene, duration=DURATION, seed=seed, markov=model, settings=settings)
             out[attract, seed] = res.trajectory
     return out
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 
 import numpy as np
 import pytest
 
-from tests.conftest import WORKBENCH, cli_env
+from tests.conftest import run_workbench
 from uncertainty.validation import validation_metrics
 from workbench.store import StoreSchema, TrajectoryStore, read_trajectory, write_trajectory
 
@@ -23,15 +22,8 @@ SCENE = "validation_pendulum"
 EPS = 0.01  # m, absolute threshold on the tip x position: about the model's spread at 0.5 s
 
 
-def wb(*args, cwd=None, timeout=120):
-    return subprocess.run(
-        [*WORKBENCH, *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=cli_env(),
-        timeout=timeout,
-    )
+def wb(*args, cwd=None):
+    return run_workbench(*args, cwd=cwd, timeout=120)
 
 
 @pytest.fixture(scope="module")

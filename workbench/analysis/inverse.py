@@ -1,364 +1,201 @@
-"""Specs of inverse simulations under uncertainty (`workbench inverse SPEC.yaml`), checked.
+"""`workbench inverse SPEC.yaml` from an inverse spec: the driver and its reports.
 
-A spec names the model, which of its inputs are unknown, known and uncertain, the measured
-outputs and the CDF points to compute (Du 2013, Sec. 3; ``uncertainty/inverse.py``)::
-
-    kind: inverse
-    description: Du (2013) impact example, analytic model
-    parameters: {dA: 0.582, dB: 0.708}        # --set dA=0.6 overrides; ${dA} below
-    model:
-      function: uncertainty.examples.du_impact:DuImpactModel   # a Model class, object or plain function
-      options: {analytic_jacobian: true}              # keyword arguments of a Model class
-    unknown:
-      vA0: {guess: 10.0}                      # starting value of the solver
-      vB0: {guess: 1.0}
-    known: {mA: 2.0, mB: 6.0, h: 2.0, theta: 0.3490658503988659}
-    uncertain:
-      e: {dist: normal, mean: 0.6, std: 0.06}
-      mu: {dist: normal, mean: 0.4, std: 0.04}
-    correlation: [[1, 0.3], [0.3, 1]]         # optional, Nataf, in the order of 'uncertain'
-    measured:
-      dA: ${dA}
-      dB: {value: ${dB}, std: 0.005}          # a measurement with its own uncertainty
-    cdf:
-      vA0: [7.5, 7.95, 8.4]                   # points, or
-      vB0: {from: 0.09, to: 3.4, n: 21}       # an evenly spaced range
-
-A scene model runs PyBullet (``workbench/analysis/outputs.py``)::
-
-    model:
-      scene: du_impact.yaml                   # relative to the spec
-      outputs:
-        - {name: dA, reduce: ..., ...}        # reductions over the trajectory
-
-Every input of the model must be exactly one of unknown, known or uncertain; every output of the
-model must be measured. Mistakes are reported as one :class:`SpecError` line naming the file, the
-line, the field and what was expected.
+The spec is read and checked by :mod:`workbench.analysis.inverse_spec` (its format is described
+there), its model built by :func:`workbench.analysis.models.build_model`, and the numerics are
+:mod:`uncertainty.inverse` (Du 2013's single-loop FORM, the double loop, Monte Carlo). This
+module assembles the :class:`~uncertainty.inverse.InverseProblem`, runs the analyses and turns
+the results into the JSON report and its text table; the command itself is
+:mod:`workbench.cli.inverse`, the figure :mod:`workbench.figures.inverse`. See
+docs/architecture.md.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import inspect
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+import math
+import time
 
 import numpy as np
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from scipy import stats
 
+from uncertainty.distributions import IndependentTransform, NatafTransform
 from uncertainty.errors import UncertaintyError
-from workbench.errors import SceneError
-from workbench.analysis.inference import SpecError, read_spec
+from uncertainty.inverse import (
+    InverseProblem,
+    double_loop_form,
+    inverse_form,
+    inverse_monte_carlo,
+)
+from workbench.analysis.inverse_spec import InverseSpec, is_inverse_spec, load_inverse_spec
+from workbench.analysis.models import build_model
 
-__all__ = ["InverseSpec", "is_inverse_spec", "load_inverse_spec", "build_model"]
-
-
-class _Schema(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class UnknownSpec(_Schema):
-    guess: float
-    bounds: tuple[float, float] | None = None
-
-
-class MeasuredSpec(_Schema):
-    value: float
-    std: float = Field(default=0.0, ge=0)
-
-
-class RangeSpec(_Schema):
-    from_: float = Field(alias="from")
-    to: float
-    n: int = Field(ge=2, le=10_000)
+__all__ = [
+    # the spec (workbench.analysis.inverse_spec), importable from here as before
+    "InverseSpec",
+    "is_inverse_spec",
+    "load_inverse_spec",
+    "build_model",
+    # the driver and its reports
+    "build_problem",
+    "run_spec",
+    "report",
+    "format_report",
+]
 
 
-class OptionsSpec(_Schema):
-    sorm: bool = False
-    double_loop: bool = False
-    moments: bool = True
-    max_iter: int | None = Field(default=None, ge=1)  # per point; default uncertainty.inverse's
-
-
-class _SpecSchema(_Schema):
-    kind: str
-    description: str = ""
-    model: dict[str, Any]
-    unknown: dict[str, UnknownSpec]
-    known: dict[str, float] = {}
-    uncertain: dict[str, dict[str, Any]] = {}
-    correlation: list[list[float]] | None = None
-    measured: dict[str, float | MeasuredSpec]
-    cdf: dict[str, list[float] | RangeSpec] = {}
-    options: OptionsSpec = OptionsSpec()
-
-
-@dataclass
-class InverseSpec:
-    """A loaded and checked inverse-simulation spec.
-
-    Attributes
-    ----------
-    source : str
-        The spec file.
-    base_dir : Path
-        Folder relative paths (scenes, ``file.py:name`` functions) are resolved against.
-    description : str
-    parameters : dict
-        Spec parameters after ``--set`` overrides.
-    model_spec : dict
-        The ``model`` mapping as written (after substitution).
-    unknowns : tuple of str
-    guess : dict of str to float
-    bounds : dict of str to (float, float)
-    known : dict of str to float
-    uncertain : tuple of str
-    marginals : list of frozen scipy.stats distributions, in the order of ``uncertain``
-    correlation : ndarray or None
-    measured : dict of str to float
-    measured_std : dict of str to float
-        Standard deviations of the measurements (0: exact).
-    cdf_points : dict of str to ndarray
-    options : OptionsSpec
-    """
-
-    source: str
-    base_dir: Path
-    description: str
-    parameters: dict
-    model_spec: dict
-    unknowns: tuple[str, ...]
-    guess: dict[str, float]
-    bounds: dict[str, tuple[float, float]]
-    known: dict[str, float]
-    uncertain: tuple[str, ...]
-    marginals: list
-    correlation: np.ndarray | None
-    measured: dict[str, float]
-    measured_std: dict[str, float]
-    cdf_points: dict[str, np.ndarray]
-    options: OptionsSpec
-    line_of: Any = field(default=None, repr=False)
-
-    def error(self, loc: tuple, expected: str) -> SpecError:
-        """A :class:`SpecError` for field ``loc`` of this spec."""
-        return SpecError(self.source, ".".join(map(str, loc)), expected, self.line_of(loc))
-
-
-def is_inverse_spec(path: str | Path) -> bool:
-    """True for a YAML file whose top level says ``kind: inverse``."""
+def build_problem(spec):
+    """The :class:`~uncertainty.inverse.InverseProblem` of a loaded spec (model built)."""
+    model = build_model(spec)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
-    return isinstance(data, dict) and data.get("kind") == "inverse"
-
-
-def load_inverse_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> InverseSpec:
-    """Load, resolve and check an inverse spec (not the model: see :func:`build_model`).
-
-    Raises
-    ------
-    SpecError
-        One line naming the file, the line, the field and what was expected.
-    """
-    from uncertainty.distributions import make_distribution
-
-    path = Path(path)
-    source = str(path)
-    schema, params, line_of = read_spec(
-        path, "inverse", overrides, "use 'workbench run'", _SpecSchema
-    )
-
-    def fail(loc: tuple, expected: str) -> SpecError:
-        return SpecError(source, ".".join(map(str, loc)), expected, line_of(loc))
-
-    if "function" not in schema.model and "scene" not in schema.model:
-        raise fail(("model",), "give 'function: module:name' or 'scene: FILE'")
-    unknowns = tuple(schema.unknown)
-    if not unknowns:
-        raise fail(("unknown",), "name at least one unknown input")
-    uncertain = tuple(schema.uncertain)
-    roles = {}
-    for role, names in (("unknown", unknowns), ("known", schema.known), ("uncertain", uncertain)):
-        for name in names:
-            if name in roles:
-                raise fail((role, name), f"'{name}' is already {roles[name]}")
-            roles[name] = role
-    marginals = []
-    for name, dist in schema.uncertain.items():
-        try:
-            marginals.append(make_distribution(dist))
-        except UncertaintyError as exc:
-            loc = ("uncertain", name) + ((exc.field,) if getattr(exc, "field", "") else ())
-            raise SpecError(source, "", str(exc), line_of(loc)) from None
-    correlation = None
-    if schema.correlation is not None:
-        correlation = np.asarray(schema.correlation, dtype=float)
-        if correlation.shape != (len(uncertain), len(uncertain)):
-            raise fail(
-                ("correlation",),
-                f"expected a {len(uncertain)}×{len(uncertain)} matrix in the order of "
-                f"'uncertain' ({', '.join(uncertain)}), got shape {correlation.shape}",
-            )
-    measured, measured_std = {}, {}
-    for name, m in schema.measured.items():
-        value, std = (m, 0.0) if isinstance(m, float | int) else (m.value, m.std)
-        measured[name], measured_std[name] = float(value), float(std)
-    if len(measured) < len(unknowns):
-        raise fail(
-            ("measured",),
-            f"{len(unknowns)} unknowns ({', '.join(unknowns)}) need at least as many measured "
-            f"outputs, got {len(measured)}",
-        )
-    cdf_points = {}
-    for name, pts in schema.cdf.items():
-        if name not in unknowns:
-            raise fail(("cdf", name), f"not an unknown; the unknowns are {', '.join(unknowns)}")
-        if isinstance(pts, RangeSpec):
-            if not pts.to > pts.from_:
-                raise fail(("cdf", name, "to"), f"expected to > from = {pts.from_}")
-            arr = np.linspace(pts.from_, pts.to, pts.n)
+        if spec.correlation is not None:
+            transform = NatafTransform(spec.marginals, spec.correlation)
         else:
-            arr = np.asarray(pts, dtype=float)
-            if arr.size == 0 or np.any(np.diff(arr) <= 0):
-                raise fail(("cdf", name), "expected a non-empty increasing list of points")
-        cdf_points[name] = arr
-    bounds = {}
-    for name, u in schema.unknown.items():
-        if u.bounds is not None:
-            lo, hi = u.bounds
-            if not (lo < u.guess < hi):
-                raise fail(("unknown", name, "bounds"), f"expected low < guess {u.guess} < high")
-            bounds[name] = (lo, hi)
-    return InverseSpec(
-        source=source,
-        base_dir=path.parent,
-        description=schema.description,
-        parameters=params,
-        model_spec=dict(schema.model),
-        unknowns=unknowns,
-        guess={k: v.guess for k, v in schema.unknown.items()},
-        bounds=bounds,
-        known=dict(schema.known),
-        uncertain=uncertain,
-        marginals=marginals,
-        correlation=correlation,
-        measured=measured,
-        measured_std=measured_std,
-        cdf_points=cdf_points,
-        options=schema.options,
-        line_of=line_of,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Models
-# --------------------------------------------------------------------------------------------
-
-
-def _import(ref: str, spec: InverseSpec):
-    loc = ("model", "function")
-    if ":" not in ref:
-        raise spec.error(loc, f"expected 'module:name' or 'file.py:name', got {ref!r}")
-    mod_name, _, attr = ref.rpartition(":")
-    try:
-        if mod_name.endswith(".py"):
-            file = spec.base_dir / mod_name
-            if not file.is_file():
-                raise spec.error(loc, f"{file}: file not found")
-            mspec = importlib.util.spec_from_file_location(f"_workbench_inverse_{file.stem}", file)
-            module = importlib.util.module_from_spec(mspec)  # type: ignore[arg-type]
-            mspec.loader.exec_module(module)  # type: ignore[union-attr]
-        else:
-            module = importlib.import_module(mod_name)
-    except SpecError:
-        raise
-    except Exception as exc:
-        raise spec.error(loc, f"cannot import {mod_name} ({type(exc).__name__}: {exc})") from None
-    obj = getattr(module, attr, None)
-    if obj is None:
-        raise spec.error(loc, f"{mod_name} has no attribute '{attr}'")
-    return obj
-
-
-def build_model(spec: InverseSpec):
-    """The model the spec names, checked against its unknown, known, uncertain and measured
-    names (every input has exactly one role; every output is measured)."""
-    from uncertainty.model import MACHINE_NOISE, NamedFunctionModel
-
-    ms = dict(spec.model_spec)
-    if "function" in ms:
-        allowed = {"function", "options", "outputs", "noise"}
-        extra = set(ms) - allowed
-        if extra:
-            raise spec.error(("model", sorted(extra)[0]), "unknown field")
-        obj = _import(str(ms["function"]), spec)
-        options = ms.get("options") or {}
-        if inspect.isclass(obj):
-            try:
-                model = obj(**options)
-            except TypeError as exc:
-                raise spec.error(("model", "options"), str(exc)) from None
-        elif hasattr(obj, "evaluate") and hasattr(obj, "input_names"):
-            model = obj
-        elif callable(obj):
-            outputs = ms.get("outputs")
-            if not outputs:
-                raise spec.error(
-                    ("model", "outputs"), "a plain function needs the names of its outputs"
-                )
-            model = NamedFunctionModel(obj, outputs, float(ms.get("noise", MACHINE_NOISE)))
-        else:
-            raise spec.error(("model", "function"), "expected a Model class, object or function")
-    else:
-        from workbench.analysis.outputs import SceneOutputModel
-
-        scene = spec.base_dir / str(ms["scene"])
-        if not scene.is_file():
-            raise spec.error(("model", "scene"), f"{scene}: file not found")
-        inputs = list(spec.unknowns) + list(spec.known) + list(spec.uncertain)
-        try:
-            model = SceneOutputModel(
-                scene,
-                inputs,
-                ms.get("outputs") or [],
-                **{k: v for k, v in ms.items() if k not in ("scene", "outputs")},
-            )
-        except (SceneError, UncertaintyError, ValueError, TypeError) as exc:
-            raise spec.error(("model",), str(exc)) from None
-    inputs = set(model.input_names)
-    declared = set(spec.unknowns) | set(spec.known) | set(spec.uncertain)
-    for role, names in (
-        ("unknown", spec.unknowns),
-        ("known", spec.known),
-        ("uncertain", spec.uncertain),
-    ):
-        for name in names:
-            if name not in inputs:
-                raise spec.error(
-                    (role, name),
-                    f"not an input of the model; its inputs are {', '.join(model.input_names)}",
-                )
-    missing = [n for n in model.input_names if n not in declared]
-    if missing:
-        raise spec.error(
-            ("known",),
-            f"no value or role for the model input(s) {', '.join(missing)}: "
-            "list each under unknown, known or uncertain",
-        )
-    outputs = set(model.output_names)
-    for name in spec.measured:
-        if name not in outputs:
+            transform = IndependentTransform(spec.marginals)
+    except UncertaintyError as exc:
+        raise spec.error(("correlation",), str(exc)) from None
+    stds = [spec.measured_std[name] for name in model.output_names]
+    errors = None
+    if any(s > 0 for s in stds):
+        if not all(s > 0 for s in stds):
             raise spec.error(
-                ("measured", name),
-                f"not an output of the model; its outputs are {', '.join(model.output_names)}",
+                ("measured",),
+                "give a std for every measured output or for none (the measurement errors are "
+                "independent normals, one per output)",
             )
-    unmeasured = [n for n in model.output_names if n not in spec.measured]
-    if unmeasured:
-        raise spec.error(("measured",), f"missing measured output(s) {', '.join(unmeasured)}")
-    return model
+        errors = IndependentTransform([stats.norm(0.0, s) for s in stds])
+    try:
+        problem = InverseProblem(
+            model=model,
+            outputs=spec.measured,
+            unknowns=spec.unknowns,
+            uncertain=spec.uncertain,
+            transform=transform,
+            known=spec.known,
+            output_errors=errors,
+            guess=spec.guess,
+        )
+    except UncertaintyError as exc:
+        raise spec.error((exc.field,) if getattr(exc, "field", "") else (), str(exc)) from None
+    return problem, model
+
+
+def run_spec(spec, *, method=None, sorm=None, mcs=0, seed=0, log=None):
+    """Run the analyses a spec asks for; returns ``(form_result, mcs_result, seconds)``."""
+    problem, _ = build_problem(spec)
+    method = method or ("double-loop" if spec.options.double_loop else "single-loop")
+    sorm = spec.options.sorm if sorm is None else sorm
+    points = spec.cdf_points or {name: np.array([]) for name in spec.unknowns}
+    t0 = time.perf_counter()
+    try:
+        limits = {} if spec.options.max_iter is None else {"max_iter": spec.options.max_iter}
+        if method == "double-loop":
+            result = double_loop_form(problem, points, **limits)
+        else:
+            result = inverse_form(
+                problem, points, moments=spec.options.moments, sorm=sorm, **limits
+            )
+    except UncertaintyError as exc:
+        field = getattr(exc, "field", "") or ""
+        text = str(exc).removeprefix(f"{field}: ") if field else str(exc)
+        field = "measured" if field in ("outputs", "") else field
+        raise spec.error((field,), text) from None
+    form_seconds = time.perf_counter() - t0
+    if log:
+        log(f"FORM: {result.model_calls} model calls in {form_seconds:.1f} s")
+    mc = None
+    if mcs:
+        t1 = time.perf_counter()
+        mc = inverse_monte_carlo(problem, mcs, np.random.default_rng(seed), points=points)
+        if log:
+            log(
+                f"MCS: {mc.n_solved} of {mc.n_samples} samples solved, {mc.model_calls} model "
+                f"calls in {time.perf_counter() - t1:.1f} s"
+            )
+    return result, mc, form_seconds
+
+
+def _num(v: float):
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def report(result, mc=None, seconds: float | None = None) -> dict:
+    """The JSON-able report of ``workbench inverse --json``."""
+    out: dict = {"variables": {}}
+    for name, var in result.variables.items():
+        out["variables"][name] = {
+            "cdf": [[float(p.x), _num(p.F)] for p in var.points],
+            "mean": _num(var.mean),
+            "std": _num(var.std),
+            "model_calls": [int(p.model_calls) for p in var.points],
+            "converged": [bool(p.converged) for p in var.points],
+            "beta": [_num(p.beta) for p in var.points],
+            "side": [p.side for p in var.points],
+            "messages": [p.message for p in var.points],
+            "F_sorm": [_num(p.F_sorm) for p in var.points],
+            "moments_converged": all(p.converged for p in var.percentiles),
+            "quadrature": var.quadrature,
+            "method": var.method,
+        }
+    out["median"] = {k: float(v) for k, v in result.median.items()}
+    out["model_calls_total"] = int(result.model_calls)
+    out["setup_calls"] = int(result.setup_calls)
+    out["jacobian"] = result.jacobian
+    if seconds is not None:
+        out["seconds"] = round(seconds, 3)
+    if mc is not None:
+        out["mcs"] = {
+            "n_samples": mc.n_samples,
+            "n_solved": mc.n_solved,
+            "failures": dict(mc.failures),
+            "model_calls": int(mc.model_calls),
+            "variables": {
+                name: {
+                    "cdf": [[float(x), float(F)] for x, F in zip(v.x, v.F, strict=True)],
+                    "cdf_se": [float(s) for s in v.F_se],
+                    "mean": _num(v.mean),
+                    "mean_se": _num(v.mean_se),
+                    "std": _num(v.std),
+                    "std_se": _num(v.std_se),
+                }
+                for name, v in mc.variables.items()
+            },
+        }
+    return out
+
+
+def format_report(rep: dict) -> str:
+    """A human-readable table of a report."""
+    lines = []
+    mcs = rep.get("mcs", {}).get("variables", {})
+    for name, v in rep["variables"].items():
+        m = mcs.get(name)
+        head = f"{name}: CDF by FORM" + (" (MCS ± 1 SE)" if m else "")
+        lines.append(head)
+        lines.append(f"  {'x':>10} {'F':>8} {'beta':>7} {'calls':>6}" + ("  MCS" if m else ""))
+        for k, (x, F) in enumerate(v["cdf"]):
+            flag = "" if v["converged"][k] else "  NOT CONVERGED: " + v["messages"][k]
+            Ft = "nan" if F is None else f"{F:8.4f}"
+            beta = v["beta"][k]
+            bt = "nan" if beta is None else f"{beta:7.3f}"
+            extra = ""
+            if m:
+                extra = f"  {m['cdf'][k][1]:.4f} ± {m['cdf_se'][k]:.4f}"
+            lines.append(f"  {x:>10.4g} {Ft:>8} {bt:>7} {v['model_calls'][k]:>6}{extra}{flag}")
+        calls = v["model_calls"]
+        if calls:
+            lines.append(f"  model calls per point: mean {np.mean(calls):.1f}, max {max(calls)}")
+        if v["mean"] is not None:
+            mline = f"  mean {v['mean']:.4f}, std {v['std']:.4f} ({v['quadrature']})"
+            if m:
+                mline += (
+                    f"; MCS mean {m['mean']:.4f} ± {m['mean_se']:.4f}, "
+                    f"std {m['std']:.4f} ± {m['std_se']:.4f}"
+                )
+            lines.append(mline)
+    lines.append(f"model calls in all: {rep['model_calls_total']} ({rep['jacobian']})")
+    if "mcs" in rep:
+        mc = rep["mcs"]
+        lines.append(
+            f"MCS: {mc['n_solved']} of {mc['n_samples']} samples solved"
+            + (f", failures {mc['failures']}" if mc["failures"] else "")
+        )
+    return "\n".join(lines)

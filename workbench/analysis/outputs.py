@@ -1,86 +1,35 @@
-"""Scalar outputs of a scene run (reductions of its trajectory), and the scene-with-outputs adapter
-of the analysis :class:`~uncertainty.model.Model` protocol.
+"""Scalar outputs of a scene run evaluated on its trajectory, and the scene-with-outputs adapter of
+the analysis :class:`~uncertainty.model.Model` protocol: the forward model of an inverse
+simulation (FORM) with PyBullet in the loop.
 
-A *reduction* turns one recorded run into one number: the value of a body's position or velocity
-at an *event* (first contact between two bodies, a coordinate crossing a level) or at a time, the
-maximum displacement of a body along a direction, or the time of an event. Reductions are
-declared as plain mappings (the layout a YAML spec would use), e.g. the two outputs of Du's
-particle-impact example ([1]_, Appendix; ``scenes/du_impact.py``)::
-
-    {name: dA, reduce: position_at_event, body: A, component: x,
-     event: {first_contact: [A, floor]}, relative_to: initial, scale: -1}
-    {name: dB, reduce: max_displacement, body: B, direction: [0.9397, 0, 0.3420]}
-
-:class:`SceneOutputModel` runs the scene in PyBullet for named parameter values and returns the
-reductions: the forward model of an inverse simulation (FORM) with PyBullet in the loop.
-
-Why events are interpolated, not snapped to a record
-----------------------------------------------------
-FORM and finite-difference gradients need outputs that are smooth in the inputs. A reduction that
-picks "the first record in contact" is piecewise constant in time: as an input changes, the event
-jumps from one step to the next and the output moves in steps of (speed × dt), e.g. 1.7 mm of d_A
-at dt = 1e-3 — a noise level of 3e-3 relative, and finite-difference slopes that are zero or
-huge. So every step is recorded, the event's *gap function* g(t) (signed distance between the two
-bodies, or the coordinate minus the level) is evaluated at the records around the first record
-with g ≤ 0, and the crossing time t* is the root of the cubic through the last four records
-(t_(k-3) … t_k, the last being the first at or past contact). The body's position at t* comes from
-the cubic through the same records. Those records are all free motion when contacts are processed
-only once touching (scene setting ``contact_processing_threshold: 0``): the step that ends at the
-first penetrating record detected no contact at its start. PyBullet's semi-implicit Euler step puts
-the records of a free flight exactly on a parabola (x_n = x0 + (v0 − g dt/2) t_n − g t_n²/2), so the
-cubic reproduces it exactly and t*, x(t*) are as smooth in the inputs as the flight itself;
-when the crossing moves past a record, the stencil shifts by one record and still lies on the same
-parabola — no jump.
-
-The maximum displacement is treated the same way: the vertex of a parabola fitted to the records
-of the rising phase just before the stop. Under constant deceleration (a block sliding to rest
-against Coulomb friction) those records lie exactly on one parabola, whichever are used, so the
-vertex is smooth in the inputs; the records after a stop are not used, because PyBullet's
-resting contacts creep at a few µm/s and the plain maximum of the records would follow the creep
-(measured: 2e-6 m over 0.5 s on the sliding block) instead of the stop.
-
-References
-----------
-.. [1] X. Du, Inverse simulation under uncertainty by optimization, J. Comput. Inf. Sci. Eng.
-       13(2) (2013) 021005: the particle-impact example (§4) and its Appendix, Eqs. (36)-(43).
+The outputs are declared in :mod:`workbench.analysis.output_spec` (:func:`parse_outputs`); the
+numerics between records (event crossing times, values at a time, maximum displacement, and why
+they are interpolated) are in :mod:`workbench.analysis.interpolation`. This module locates events
+on a trajectory — a ``first_contact`` event by the engine's closest-point queries at recorded
+poses — and runs scenes for named parameter values (:class:`SceneOutputModel`).
 """
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
 
+from workbench.analysis.interpolation import crossing_time, max_displacement, stencil, value_at
+from workbench.analysis.output_spec import Event, EventNotFoundError, Output, parse_outputs
 from workbench.errors import SceneError, SimulationError, WorkbenchError
-from workbench.sim.forward import run_scene
 from workbench.scene.loader import load_scene
 from workbench.scene.model import Scene
+from workbench.sim.engine import Engine
+from workbench.sim.forward import run_scene
+from workbench.sim.frames import box_reach
 from workbench.sim.state import Trajectory
 
-__all__ = [
-    "EVENT_NOISE",
-    "MOTION_TOL",
-    "STOP_SKIP",
-    "FIT_RECORDS",
-    "REDUCTIONS",
-    "Event",
-    "Output",
-    "EventNotFoundError",
-    "parse_output",
-    "parse_outputs",
-    "crossing_time",
-    "value_at",
-    "max_displacement",
-    "reduce_trajectory",
-    "SceneOutputModel",
-]
+__all__ = ["EVENT_NOISE", "reduce_trajectory", "SceneOutputModel"]
 
 #: Relative noise level declared for scene-output models (finite-difference steps follow from
 #: it: h = ε^(1/3) max(|x|, typical) for gradients, ε^(1/4) for Hessians). Measured on
@@ -95,524 +44,10 @@ __all__ = [
 #: pass ``noise=``.
 EVENT_NOISE = 1e-10
 
-#: Motion along a direction slower than this fraction of the fastest motion along it (per record)
-#: counts as rest for :func:`max_displacement`. PyBullet's resting contacts creep at a few µm/s
-#: (4e-6 m/s on the sliding block, tests/integration/test_physics.py), 1e-6 of a sliding speed
-#: of metres per second; the slowest records just before a stop may fall below the threshold,
-#: which only leaves them out of the fit (they lie on the same parabola).
-MOTION_TOL = 1e-3
-
-#: Rising records left out before a stop by :func:`max_displacement`, and records fitted. Near
-#: rest PyBullet's iterative friction solver deviates: on ``du_impact`` the block's deceleration
-#: is constant to 1e-6 relative while sliding but off by up to 1e-4 in the last 3 steps, so a
-#: parabola through the last three records moves by ~2e-9 relative each time the stop crosses a
-#: record (measured by third differences of d_B along each input). Leaving out 3 records and
-#: fitting 20 (least squares, exact for constant deceleration) brings that to ~4e-11; for smooth
-#: motion the fit's error over 20 records is about (10 ω dt)⁴/24 of the amplitude for an
-#: oscillation of ω rad/s: 3e-8 for ω = 3 rad/s at dt = 1e-3 (estimate).
-STOP_SKIP = 3
-FIT_RECORDS = 20
-
 #: Closest-point query range (m) for contact gaps: large enough that PyBullet reports a distance
 #: for any two bodies of a scene (its pair test does not cost more for a larger range; 7 µs
 #: measured for a sphere and a plane).
 QUERY_DISTANCE = 1e3
-
-#: Reductions: ``reduce`` name -> what it returns.
-REDUCTIONS = {
-    "value_at_event": "a body's position or velocity component at an event",
-    "position_at_event": "a body's position component at an event (value_at_event, position)",
-    "value_at_time": "a body's position or velocity component at a time",
-    "max_displacement": "the largest displacement of a body along a direction from t = 0",
-    "event_time": "the time of an event",
-}
-
-_QUANTITIES = ("position", "velocity")
-_COMPONENTS = {"x": 0, "y": 1, "z": 2}
-_EVENT_KINDS = ("first_contact", "crossing")
-
-
-class EventNotFoundError(WorkbenchError):
-    """An output's event did not happen in the run, so the output is undefined there.
-
-    An inverse solver should treat the inputs as infeasible (no such outcome), not as an error of
-    the model. Attributes ``output`` (name) and ``event`` (its description) say which.
-    """
-
-    def __init__(self, output: str, event: str, detail: str = ""):
-        self.output = output
-        self.event = event
-        text = f"output '{output}': event {event} did not happen"
-        super().__init__(f"{text} ({detail})" if detail else text)
-
-
-# --------------------------------------------------------------------------------------------
-# Specs
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Event:
-    """An event of a run, located between records by interpolation.
-
-    Attributes
-    ----------
-    kind : str
-        ``"first_contact"``: the signed distance between ``bodies[0]`` and ``bodies[1]`` first
-        reaches 0. ``"crossing"``: ``axis · x_com(bodies[0])`` first reaches ``level`` moving
-        ``moving`` (``"down"``: from above, ``"up"``: from below).
-    bodies : tuple of str
-    axis : tuple of float, length 3, optional
-        Unit vector of the crossing coordinate (world frame).
-    level : float
-        Crossing level, m.
-    moving : str
-        ``"down"`` or ``"up"``.
-    after : float
-        Only records at or after this time, s, are searched.
-    """
-
-    kind: str
-    bodies: tuple[str, ...]
-    axis: tuple[float, float, float] | None = None
-    level: float = 0.0
-    moving: str = "down"
-    after: float = 0.0
-
-    def __str__(self) -> str:
-        tail = f" after t = {self.after:g} s" if self.after else ""
-        if self.kind == "first_contact":
-            return f"first_contact [{', '.join(self.bodies)}]{tail}"
-        below = "below" if self.moving == "down" else "above"
-        return f"crossing of {self.bodies[0]}·{_axis_text(self.axis)} {below} {self.level:g}{tail}"
-
-
-@dataclass(frozen=True)
-class Output:
-    """One reduction of a run to a number; build it with :func:`parse_output`.
-
-    The result is ``scale × (value − reference)``; ``reference`` is 0, a number, the same
-    quantity at t = 0 (``"initial"``), or the same quantity at another :class:`Event`.
-    """
-
-    name: str
-    reduce: str
-    body: str | None = None
-    quantity: str = "position"
-    axis: tuple[float, float, float] | None = None
-    event: Event | None = None
-    time: float | None = None
-    relative_to: float | str | Event | None = None
-    scale: float = 1.0
-
-
-def _axis_text(axis) -> str:
-    for label, j in _COMPONENTS.items():
-        if axis is not None and axis[j] == 1.0:
-            return label
-    return "[" + ", ".join(f"{a:.4g}" for a in (axis or ())) + "]"
-
-
-class _SpecError(ValueError):
-    def __init__(self, field: str, msg: str):
-        super().__init__(msg)
-        self.field = field
-
-
-def _unit(value: Any, field: str) -> tuple[float, float, float]:
-    try:
-        v = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise _SpecError(field, f"expected a 3-vector, got {value!r}") from None
-    n = float(np.linalg.norm(v)) if v.shape == (3,) else 0.0
-    if v.shape != (3,) or not math.isfinite(n) or n == 0:
-        raise _SpecError(field, f"expected a non-zero 3-vector, got {value!r}")
-    return tuple(float(a) for a in v / n)  # type: ignore[return-value]
-
-
-def _component_axis(spec: Mapping, required: bool) -> tuple[float, float, float] | None:
-    if "component" in spec and "direction" in spec:
-        raise _SpecError("component", "give 'component' or 'direction', not both")
-    if "direction" in spec:
-        return _unit(spec["direction"], "direction")
-    if "component" in spec:
-        c = spec["component"]
-        j = _COMPONENTS.get(c) if isinstance(c, str) else c
-        if not isinstance(j, int) or isinstance(j, bool) or j not in (0, 1, 2):
-            raise _SpecError("component", f"expected x, y, z or 0, 1, 2, got {c!r}")
-        axis = [0.0, 0.0, 0.0]
-        axis[j] = 1.0
-        return tuple(axis)  # type: ignore[return-value]
-    if required:
-        raise _SpecError("component", "expected 'component' (x, y, z) or 'direction' [dx, dy, dz]")
-    return None
-
-
-def _number(value: Any, field: str) -> float:
-    if isinstance(value, bool):
-        raise _SpecError(field, f"expected a number, got {value!r}")
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise _SpecError(field, f"expected a number, got {value!r}") from None
-    if not math.isfinite(out):
-        raise _SpecError(field, f"expected a finite number, got {value!r}")
-    return out
-
-
-def _check_keys(spec: Mapping, allowed: Sequence[str], where: str = "") -> None:
-    for key in spec:
-        if key not in allowed:
-            near = difflib.get_close_matches(str(key), list(allowed), n=1)
-            hint = f" (did you mean '{near[0]}'?)" if near else ""
-            raise _SpecError(
-                f"{where}{key}", f"unknown field{hint}; expected one of {', '.join(allowed)}"
-            )
-
-
-def _body(name: Any, bodies: Sequence[str], field: str) -> str:
-    if name not in bodies:
-        raise _SpecError(field, f"no body {name!r}; the scene has {', '.join(bodies)}")
-    return str(name)
-
-
-def _parse_event(spec: Mapping, bodies: Sequence[str]) -> Event:
-    """An :class:`Event` from ``{first_contact: [a, b]}`` or ``{crossing: {body, component (or
-    a 3-vector direction), level, moving: down|up}}``, each with an optional ``after: t`` (s).
-    Raises ``_SpecError`` naming the field; :func:`parse_output` turns it into a SceneError."""
-    if not isinstance(spec, Mapping):
-        raise _SpecError(
-            "event", f"expected a mapping such as {{first_contact: [A, B]}}, got {spec!r}"
-        )
-    _check_keys(spec, (*_EVENT_KINDS, "after"), "event.")
-    kinds = [k for k in _EVENT_KINDS if k in spec]
-    if len(kinds) != 1:
-        raise _SpecError("event", f"expected exactly one of {', '.join(_EVENT_KINDS)}")
-    after = _number(spec.get("after", 0.0), "event.after")
-    if kinds[0] == "first_contact":
-        pair = spec["first_contact"]
-        if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2:
-            raise _SpecError("event.first_contact", f"expected two body names, got {pair!r}")
-        a = _body(pair[0], bodies, "event.first_contact[0]")
-        b = _body(pair[1], bodies, "event.first_contact[1]")
-        if a == b:
-            raise _SpecError("event.first_contact", "expected two different bodies")
-        return Event("first_contact", (a, b), after=after)
-    cross = spec["crossing"]
-    if not isinstance(cross, Mapping):
-        raise _SpecError("event.crossing", "expected {body, component, level, moving}")
-    _check_keys(cross, ("body", "component", "direction", "level", "moving"), "event.crossing.")
-    body = _body(cross.get("body"), bodies, "event.crossing.body")
-    # the axis is 'component' or a 3-vector 'direction'; 'moving' says down or up
-    axis = _component_axis(cross, required=True)
-    moving = cross.get("moving", "down")
-    if moving not in ("down", "up"):
-        raise _SpecError("event.crossing.moving", f"expected 'down' or 'up', got {moving!r}")
-    if "level" not in cross:
-        raise _SpecError("event.crossing.level", "expected the level to cross, m")
-    level = _number(cross["level"], "event.crossing.level")
-    return Event("crossing", (body,), axis=axis, level=level, moving=moving, after=after)
-
-
-_OUTPUT_KEYS = (
-    "name",
-    "reduce",
-    "body",
-    "quantity",
-    "component",
-    "direction",
-    "event",
-    "time",
-    "relative_to",
-    "scale",
-)
-
-
-def parse_output(spec: Mapping, bodies: Sequence[str], source: str = "outputs") -> Output:
-    """Check one reduction spec against the scene's bodies and build an :class:`Output`.
-
-    Fields: ``name``; ``reduce`` (one of :data:`REDUCTIONS`); ``body``; ``quantity``
-    (``position`` or ``velocity``, of the centre of mass); ``component`` (x, y, z) or
-    ``direction`` (3-vector, normalized): the value is its projection; ``event``
-    (``{first_contact: [a, b]}`` or ``{crossing: {body, component or direction, level,
-    moving: down|up}}``, each with an optional ``after: t``; see :class:`Event`); ``time`` (s,
-    for ``value_at_time``); ``relative_to`` (``initial``, a number, or ``{event: ...}``:
-    subtract the same quantity there); ``scale`` (factor, default 1).
-
-    Raises
-    ------
-    SceneError
-        ``source: name.field: what was expected``.
-    """
-    name = spec.get("name", "?") if isinstance(spec, Mapping) else "?"
-    try:
-        return _parse_output(spec, bodies)
-    except _SpecError as exc:
-        raise SceneError(source, f"{name}.{exc.field}", str(exc)) from None
-
-
-def _parse_output(spec: Any, bodies: Sequence[str]) -> Output:
-    if not isinstance(spec, Mapping):
-        raise _SpecError("", f"expected a mapping with 'name' and 'reduce', got {spec!r}")
-    _check_keys(spec, _OUTPUT_KEYS)
-    name = spec.get("name")
-    if not isinstance(name, str) or not name:
-        raise _SpecError("name", "expected a name for the output")
-    reduce = spec.get("reduce")
-    if reduce not in REDUCTIONS:
-        raise _SpecError("reduce", f"expected one of {', '.join(REDUCTIONS)}, got {reduce!r}")
-    scale = _number(spec.get("scale", 1.0), "scale")
-
-    def forbid(*keys: str) -> None:
-        for k in keys:
-            if k in spec:
-                raise _SpecError(k, f"'{reduce}' takes no '{k}'")
-
-    def event_of(value: Any, field: str) -> Event:
-        try:
-            return _parse_event(value, bodies)
-        except _SpecError as exc:
-            raise _SpecError(exc.field.replace("event", field, 1), str(exc)) from None
-
-    def relative(allow_initial: bool) -> float | str | Event | None:
-        ref = spec.get("relative_to")
-        if ref is None:
-            return None
-        if isinstance(ref, str) and ref == "initial" and allow_initial:
-            return "initial"
-        if isinstance(ref, Mapping):
-            _check_keys(ref, ("event",), "relative_to.")
-            if "event" not in ref:
-                raise _SpecError("relative_to", "expected {event: {...}}")
-            return event_of(ref["event"], "relative_to.event")
-        if isinstance(ref, (int, float)) and not isinstance(ref, bool):
-            return _number(ref, "relative_to")
-        what = (
-            "'initial', a number or {event: ...}" if allow_initial else "a number or {event: ...}"
-        )
-        raise _SpecError("relative_to", f"expected {what}, got {ref!r}")
-
-    if reduce == "event_time":
-        forbid("body", "quantity", "component", "direction", "time")
-        if "event" not in spec:
-            raise _SpecError("event", "expected the event whose time is the output")
-        return Output(
-            name,
-            reduce,
-            event=event_of(spec["event"], "event"),
-            relative_to=relative(False),
-            scale=scale,
-        )
-    body = _body(spec.get("body"), bodies, "body")
-    if reduce == "max_displacement":
-        forbid("quantity", "event", "time", "relative_to")
-        return Output(name, reduce, body=body, axis=_component_axis(spec, True), scale=scale)
-    quantity = "position" if reduce == "position_at_event" else spec.get("quantity", "position")
-    if reduce == "position_at_event" and spec.get("quantity", "position") != "position":
-        raise _SpecError("quantity", "position_at_event is a position; use value_at_event")
-    if quantity not in _QUANTITIES:
-        raise _SpecError("quantity", f"expected one of {', '.join(_QUANTITIES)}, got {quantity!r}")
-    axis = _component_axis(spec, required=True)
-    if reduce == "value_at_time":
-        forbid("event")
-        if "time" not in spec:
-            raise _SpecError("time", "expected the time, s")
-        t = _number(spec["time"], "time")
-        if t < 0:
-            raise _SpecError("time", f"expected a time >= 0, got {t}")
-        return Output(
-            name,
-            reduce,
-            body=body,
-            quantity=quantity,
-            axis=axis,
-            time=t,
-            relative_to=relative(True),
-            scale=scale,
-        )
-    forbid("time")
-    if "event" not in spec:
-        raise _SpecError("event", "expected the event, e.g. {first_contact: [A, floor]}")
-    return Output(
-        name,
-        "value_at_event",
-        body=body,
-        quantity=quantity,
-        axis=axis,
-        event=event_of(spec["event"], "event"),
-        relative_to=relative(True),
-        scale=scale,
-    )
-
-
-def parse_outputs(
-    specs: Sequence[Mapping | Output], bodies: Sequence[str], source: str = "outputs"
-) -> tuple[Output, ...]:
-    """:func:`parse_output` for each spec (an :class:`Output` passes through); names unique."""
-    out = tuple(s if isinstance(s, Output) else parse_output(s, bodies, source) for s in specs)
-    if not out:
-        raise SceneError(source, "", "expected at least one output")
-    seen: set[str] = set()
-    for o in out:
-        if o.name in seen:
-            raise SceneError(source, o.name, "duplicate output name")
-        seen.add(o.name)
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Pure numerics on records
-# --------------------------------------------------------------------------------------------
-
-#: Records in an interpolation stencil: a cubic through four records is exact for the parabolic
-#: records of a free flight and O(dt⁴) for smooth motion.
-STENCIL = 4
-
-
-def _stencil(k: int, first: int) -> np.ndarray:
-    return np.arange(max(first, k - STENCIL + 1), k + 1)
-
-
-def _poly(t: np.ndarray, y: np.ndarray, idx: np.ndarray, t0: float, scale: float):
-    """Coefficients (lowest degree first) of the polynomial through records ``idx`` in
-    τ = (t − t0)/scale, which keeps the Vandermonde system well conditioned."""
-    tau = (t[idx] - t0) / scale
-    return np.polynomial.polynomial.polyfit(tau, y[idx], len(idx) - 1)
-
-
-def crossing_time(t: np.ndarray, g: np.ndarray, k: int, first: int = 0) -> float:
-    """Time where the gap function crosses zero between records k−1 and k.
-
-    Parameters
-    ----------
-    t : ndarray, shape (nt,)
-        Record times, s.
-    g : ndarray, shape (nt,)
-        Gap at the records (only the stencil k−3 … k is read): g[k−1] > 0 ≥ g[k].
-    k : int
-        First record at or past the crossing.
-    first : int
-        Records before it are not used (the search started there).
-
-    Returns
-    -------
-    float
-        The root in [t[k−1], t[k]] of the cubic through records max(first, k−3) … k (a lower
-        degree if fewer records exist); ``t[k]`` when k == first.
-    """
-    if k <= first:
-        return float(t[k])
-    idx = _stencil(k, first)
-    h = float(t[k] - t[k - 1])
-    c = _poly(t, np.asarray(g, float), idx, float(t[k]), h)
-    lo, hi = float(g[k - 1]), float(g[k])
-    if hi == 0.0:
-        return float(t[k])
-    if not lo > 0 >= hi:
-        raise ValueError(f"crossing_time: expected g[k-1] > 0 >= g[k], got {lo}, {hi}")
-    f = np.polynomial.polynomial.Polynomial(c)
-    # f(-1) = g[k-1] > 0 >= f(0) = g[k] (interpolation), so a root lies in [-1, 0]
-    tau = brentq(f, -1.0, 0.0, xtol=1e-15, rtol=4 * np.finfo(float).eps)
-    return float(t[k]) + tau * h
-
-
-def value_at(
-    t: np.ndarray, y: np.ndarray, t_star: float, k: int | None = None, first: int = 0
-) -> np.ndarray:
-    """Value of recorded data at ``t_star`` by the cubic through four records.
-
-    Parameters
-    ----------
-    t : ndarray, shape (nt,)
-    y : ndarray, shape (nt, ...)
-    t_star : float
-    k : int, optional
-        Last record of the stencil (an event's first record at or past it: the stencil then
-        holds only records before the event's consequences). Default: the four records around
-        ``t_star`` (two on each side where the run allows).
-    first : int
-        Records before it are not used.
-    """
-    t = np.asarray(t, float)
-    y = np.asarray(y, float)
-    nt = t.size
-    if k is None:
-        j = int(np.searchsorted(t, t_star, side="right"))  # t[j-1] <= t_star < t[j]
-        k = min(max(j + 1, first + STENCIL - 1), nt - 1)
-    idx = _stencil(k, first)
-    if idx.size == 1:
-        return y[k].copy()
-    h = float(t[idx[-1]] - t[idx[-2]])
-    c = _poly(t, y.reshape(nt, -1), idx, float(t[k]), h)
-    out = np.polynomial.polynomial.polyval((t_star - float(t[k])) / h, c)
-    return np.asarray(out).reshape(y.shape[1:])
-
-
-def max_displacement(t: np.ndarray, s: np.ndarray, tol: float = MOTION_TOL) -> float:
-    """Largest value of a displacement history s(t), s[0] = 0, located between records.
-
-    A record whose increment s[i] − s[i−1] is at most ``tol`` × the largest increment is at rest
-    (or moving back). Each rising run of records that ends is a turning point; its maximum is the
-    vertex of the parabola fitted to the rising records just before it (:data:`STOP_SKIP`,
-    :data:`FIT_RECORDS`; under constant deceleration they all lie on one parabola, so the value
-    does not depend on which records are used), or the last rising record if that parabola is
-    not concave (an abrupt stop). The result is the largest of
-    s[0] and the turning points; creep after a stop (increments below ``tol``) is not counted.
-
-    Raises
-    ------
-    ValueError
-        If s is still rising at the end and above every turning point (the run is too short).
-    """
-    t = np.asarray(t, float)
-    s = np.asarray(s, float)
-    if s.size < 2:
-        return float(s[0])
-    ds = np.diff(s)
-    peak = float(np.max(np.abs(ds)))
-    if peak == 0:
-        return float(s[0])
-    rising = ds > tol * peak  # rising[i]: record i+1 moved forward from record i
-    best = float(s[0])
-    i = 0
-    n = rising.size
-    while i < n:
-        if not rising[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < n and rising[j + 1]:
-            j += 1
-        m = j + 1  # last rising record
-        if j + 1 >= n:  # still rising at the end of the run
-            if s[m] >= best:
-                raise ValueError(
-                    f"still increasing at the end of the run (t = {t[-1]:g} s): run longer"
-                )
-            break
-        best = max(best, _vertex(t, s, m, first=i))
-        i = j + 1
-    return best
-
-
-def _vertex(t: np.ndarray, s: np.ndarray, m: int, first: int) -> float:
-    """Maximum near the last rising record m: the vertex of the least-squares parabola through
-    the :data:`FIT_RECORDS` rising records before the last :data:`STOP_SKIP` (records from
-    ``first`` on); the last three records if the rising run is shorter."""
-    idx = np.arange(max(first, m - STOP_SKIP - FIT_RECORDS + 1), m - STOP_SKIP + 1)
-    if idx.size < 3:
-        idx = np.arange(max(first, m - 2), m + 1)
-    if idx.size < 3:
-        return float(s[m])
-    h = float(t[m] - t[m - 1])
-    tau = (t[idx] - t[m]) / h
-    c = np.polynomial.polynomial.polyfit(tau, s[idx], 2)
-    if not c[2] < 0:  # not decelerating: an abrupt stop, the record is the answer
-        return float(s[m])
-    tv = -c[1] / (2 * c[2])
-    if not tau[0] <= tv <= 3.0:  # the vertex belongs within a few records of the last rising one
-        return float(s[m])
-    return float(c[0] + c[1] * tv + c[2] * tv * tv)
 
 
 # --------------------------------------------------------------------------------------------
@@ -623,8 +58,8 @@ def _vertex(t: np.ndarray, s: np.ndarray, m: int, first: int) -> float:
 class _ContactGap:
     """Signed distance between two bodies at recorded poses, by PyBullet's closest points.
 
-    Poses are put back into the engine the trajectory was run in (same scene, same body order);
-    the queries go through ``engine.p`` as the forward run's do.
+    Poses are put back into the engine the trajectory was run in (same scene, same body order),
+    and the engine answers the queries (:meth:`~workbench.sim.engine.Engine.closest_distance`).
     """
 
     def __init__(self, engine, traj: Trajectory, a: int, b: int):
@@ -646,19 +81,11 @@ class _ContactGap:
         hit = self.cache.get(k)
         if hit is not None:
             return hit
-        p, c, uids = self.engine.p, self.engine.client, self.engine.uids
         for j in self.moving:
-            p.resetBasePositionAndOrientation(
-                uids[j],
-                self.traj.position[k, j].tolist(),
-                self.q_inertial[j][k].tolist(),
-                physicsClientId=c,
-            )
-        a, b = self.pair
-        pts = p.getClosestPoints(uids[a], uids[b], QUERY_DISTANCE, physicsClientId=c)
-        d = min((pt[8] for pt in pts), default=QUERY_DISTANCE)
-        self.cache[k] = float(d)
-        return float(d)
+            self.engine.set_pose(j, self.traj.position[k, j], self.q_inertial[j][k])
+        d = self.engine.closest_distance(*self.pair, QUERY_DISTANCE)
+        self.cache[k] = d
+        return d
 
     def motion_bound(self) -> np.ndarray:
         """Per record i ≥ 1, an upper bound on how far any point of either body moved since
@@ -668,17 +95,10 @@ class _ContactGap:
             return self._bound
         nt = self.traj.n_times
         bound = np.zeros(nt)
-        p, c, uids = self.engine.p, self.engine.client, self.engine.uids
         for j in self.moving:
             x0 = self.traj.position[0, j]
-            p.resetBasePositionAndOrientation(
-                uids[j], x0.tolist(), self.q_inertial[j][0].tolist(), physicsClientId=c
-            )
-            lo, hi = (np.asarray(v) for v in p.getAABB(uids[j], physicsClientId=c))
-            corners = np.array(
-                [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
-            )
-            reach = float(np.max(np.linalg.norm(corners - x0, axis=1)))
+            self.engine.set_pose(j, x0, self.q_inertial[j][0])
+            reach = box_reach(*self.engine.aabb(j), x0)
             dx = np.linalg.norm(np.diff(self.traj.position[:, j], axis=0), axis=1)
             q = Rotation.from_quat(self.traj.orientation[:, j])
             theta = (q[1:] * q[:-1].inv()).magnitude()
@@ -724,7 +144,7 @@ class _Reducer:
             raise EventNotFoundError(output, str(event), f"no contact by t = {t[-1]:g} s")
         g = np.full(t.size, np.nan)
         while True:  # the advancement bound guarantees g > 0 before k; check the stencil
-            for i in _stencil(k, first):
+            for i in stencil(k, first):
                 g[i] = gap(int(i))
             early = np.flatnonzero(g[first:k] <= 0)
             if early.size == 0:
@@ -938,8 +358,6 @@ class SceneOutputModel:
 
     def run(self, x: np.ndarray) -> Trajectory:
         """Run the scene at inputs ``x``; the trajectory is also kept as ``last_trajectory``."""
-        from workbench.sim.engine import Engine
-
         scene = self.scene_at(np.asarray(x, float).reshape(-1))
         if self._engine is None:
             self._engine = Engine(scene)

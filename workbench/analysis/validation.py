@@ -11,10 +11,11 @@ Conventions
 - Model realizations that are not completed, or stopped early (``recorded < nt``), are left out
   and counted in :attr:`ValidationReport.n_excluded`.
 - Experiments must be finite everywhere: a NaN is an error naming the file, series and time.
-- Model and experiments must share the time grid (to ``_TIME_RTOL`` of the time scale). With
-  ``interpolate=True`` the model realizations are instead interpolated linearly onto the
-  experiments' instants that lie inside the model's time span (measured values are never
-  altered); instants outside it are dropped and the report says which window was validated.
+- Model and experiments must share the time grid (to :data:`workbench.store.schema.TIME_RTOL`
+  of the time scale, as the store checks record times). With ``interpolate=True`` the model
+  realizations are instead interpolated linearly onto the experiments' instants that lie inside
+  the model's time span (measured values are never altered); instants outside it are dropped and
+  the report says which window was validated.
 
 CSV experiments: comma-separated, ``#`` starts a comment line, an optional header line; the first
 column is time (s), each further column one experiment of the chosen observer component, e.g.::
@@ -33,13 +34,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 
 from uncertainty.errors import UncertaintyError
 from uncertainty.validation import DEFAULT_CHUNK_SIZE, METRICS, streamed_reliability
-from workbench.errors import WorkbenchError
+from workbench.errors import ValidationInputError
 from workbench.store import TrajectoryStore
+from workbench.store.schema import same_times, time_tolerance
 
 __all__ = [
     "ValidationInputError",
@@ -52,20 +53,11 @@ __all__ = [
     "validate_files",
 ]
 
-#: Time grids count as equal when every instant agrees to 1e-9 of the time scale: the round-off
-#: of times accumulated step by step over 10^6 steps, as the store's own check
-#: (``workbench.store._TIME_RTOL``); any different dt, stride or start time is far larger.
-_TIME_RTOL = 1e-9
-
 #: Model realizations kept in :attr:`ValidationReport.model_sample` for figures.
 SAMPLE_ROWS = 100
 
 #: CLI option names of the threshold fields of :mod:`uncertainty.validation`.
 _OPTION = {"lam": "--lambda", "epsilon": "--epsilon", "metric": "--metric"}
-
-
-class ValidationInputError(WorkbenchError):
-    """Files or options of a validation that cannot be used as given (one line, exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -257,9 +249,7 @@ def open_model(path: str | os.PathLike, observer: str, component: int | str | No
         k = _resolve_component(str(store.path), observer, info["components"], component)
         completed = store.completed
         nt = store.schema.n_times
-        with h5py.File(store.path, "r", locking=False) as f:
-            recorded = np.asarray(f["recorded"][()])
-        valid = completed & (recorded == nt)
+        valid = completed & (store.recorded == nt)
         if not valid.any():
             raise ValidationInputError(
                 f"{store.path}: no complete realization ({int(completed.sum())} of "
@@ -294,15 +284,14 @@ def model_chunks(
         ``(index, weight)``, each shape (n_t,): each output instant is
         ``(1 - w) Y[:, i] + w Y[:, i + 1]`` of the store's instants (linear interpolation).
     """
-    valid = source.valid
-    with h5py.File(source.path, "r", locking=False) as f:
-        ds = f[f"observers/{source.observer}"]
-        for start in range(0, valid.size, chunk_size):
-            stop = min(start + chunk_size, valid.size)
-            keep = valid[start:stop]
-            if not keep.any():
-                continue
-            block = np.asarray(ds[start:stop, :, source.component], dtype=np.float64)[keep]
+    with TrajectoryStore.open(source.path) as store:
+        blocks = store.iter_rows(
+            f"observers/{source.observer}",
+            chunk_size,
+            rows=source.valid,
+            component=source.component,
+        )
+        for block in blocks:
             if interp is not None:
                 i, w = interp
                 nxt = np.minimum(i + 1, block.shape[1] - 1)
@@ -451,10 +440,7 @@ def read_experiments(
 
 
 def _same_grid(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.shape != b.shape:
-        return False
-    scale = max(float(np.max(np.abs(a))), float(a[-1] - a[0]), 1e-300)
-    return bool(np.allclose(a, b, rtol=0.0, atol=_TIME_RTOL * scale))
+    return a.shape == b.shape and same_times(a, b)
 
 
 def _grid(t: np.ndarray) -> str:
@@ -463,8 +449,7 @@ def _grid(t: np.ndarray) -> str:
 
 def _interpolation(model_time: np.ndarray, exp_time: np.ndarray):
     """Indices into the model grid and weights for the experiment instants inside its span."""
-    scale = max(float(np.max(np.abs(model_time))), float(model_time[-1] - model_time[0]), 1e-300)
-    tol = _TIME_RTOL * scale
+    tol = time_tolerance(model_time)
     inside = (exp_time >= model_time[0] - tol) & (exp_time <= model_time[-1] + tol)
     t = np.clip(exp_time[inside], model_time[0], model_time[-1])
     i = np.clip(np.searchsorted(model_time, t, side="right") - 1, 0, model_time.size - 1)

@@ -5,7 +5,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
+
+from reverse.markov import STATE_NAMES, MarkovModelError
+from reverse.markov_training import thrown_body, train
+from workbench.cli.common import (
+    add_scene_arguments,
+    check_positive,
+    load_scene_arguments,
+    progress_bar,
+)
+from workbench.errors import SceneError
 
 __all__ = ["add_markov_parser", "cmd_markov_train"]
 
@@ -37,11 +50,8 @@ example:
 
 
 def add_markov_parser(sub) -> None:
-    from workbench.cli.main import _add_scene_arguments  # the shared SCENE and --set arguments
-
     mk = sub.add_parser(
         "markov",
-        help="contact-transition Markov model for reverse runs (train a table)",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -53,7 +63,7 @@ def add_markov_parser(sub) -> None:
         description=TRAIN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_scene_arguments(tr)  # SCENE, --set, --dt, --duration, -q
+    add_scene_arguments(tr)  # SCENE, --set, --dt, --duration, -q
     tr.add_argument("-n", type=int, default=1000, help="number of forward runs (default 1000)")
     tr.add_argument("-o", "--output", help="JSON file to write (default: <scene>_markov.json)")
     tr.add_argument(
@@ -69,25 +79,10 @@ def _no_subcommand(parser) -> int:
 
 
 def cmd_markov_train(args) -> int:
-    import time
-
-    import numpy as np
-
-    from reverse.markov import STATE_NAMES, MarkovModelError
-    from reverse.markov_training import thrown_body, train
-    from workbench.scene.catalog import find_scene
-    from workbench.cli.main import _progress_bar
-    from workbench.errors import SceneError
-    from workbench.scene.loader import load_scene, parse_override
-
-    overrides = tuple(parse_override(s) for s in args.overrides)
-    path = find_scene(args.scene)
-    scene = load_scene(path, dict(overrides))
+    path, overrides, scene = load_scene_arguments(args)
     thrown_body(scene)  # exactly one moving body, before any work
     for name in ("dt", "duration"):
-        value = getattr(args, name)
-        if value is not None and not (np.isfinite(value) and value > 0):
-            raise SceneError(f"--{name}", "", f"expected a positive number of seconds, got {value}")
+        check_positive(name, getattr(args, name), what="number of seconds")
     if args.n < 1:
         raise SceneError("-n", "", f"expected at least one run, got {args.n}")
     if args.seed is not None and args.seed < 0:
@@ -107,9 +102,8 @@ def cmd_markov_train(args) -> int:
         f"workbench markov train {args.scene} -n {args.n} --seed {entropy} --dt {dt!r} "
         f"--duration {duration!r}{sets}"
     )
-    bar = None if args.quiet else _progress_bar(args.n, "runs", delay=0.0)
     t0 = time.perf_counter()
-    try:
+    with progress_bar(args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
         model, runs = train(
             path,
             args.n,
@@ -119,11 +113,8 @@ def cmd_markov_train(args) -> int:
             duration=duration,
             workers=args.workers,
             command=command,
-            progress=None if bar is None else bar.advance,
+            progress=advance,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     wall = time.perf_counter() - t0
     try:
         model.save(out)

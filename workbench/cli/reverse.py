@@ -5,7 +5,28 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections import Counter
 from pathlib import Path
+
+import numpy as np
+
+from reverse.hints import load_hints, script_hints
+from reverse.markov import load_model
+from reverse.run import run_reverse, stitch_forward
+from reverse.sampling import sample_reverse_runs
+from reverse.stepper import StepSettings
+from workbench.cli.common import (
+    add_scene_arguments,
+    check_positive,
+    load_scene_arguments,
+    progress_bar,
+)
+from workbench.ensemble.run import SceneRef
+from workbench.errors import SceneError
+from workbench.scene.catalog import find_data
+from workbench.scene.loader import scene_to_json
+from workbench.store import StoreSchema, TrajectoryStore, write_trajectory
 
 __all__ = ["add_reverse_parser", "cmd_reverse"]
 
@@ -59,15 +80,12 @@ examples:
 
 
 def add_reverse_parser(sub) -> None:
-    from workbench.cli.main import _add_scene_arguments  # the shared SCENE and --set arguments
-
     rv = sub.add_parser(
         "reverse",
-        help="step a scene backward from its final state (reverse run)",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_scene_arguments(rv, settings=False)  # SCENE and --set
+    add_scene_arguments(rv, settings=False)  # SCENE and --set
     rv.add_argument(
         "--duration", type=float, required=True, help="how far back to step, s (required)"
     )
@@ -161,34 +179,12 @@ def add_reverse_parser(sub) -> None:
     rv.set_defaults(func=cmd_reverse)  # fmt: skip
 
 
-def _positive(name: str, value, *, allow_zero: bool = False) -> None:
-    import math
-
-    from workbench.errors import SceneError
-
-    if value is None:
-        return
-    ok = math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        what = "a non-negative" if allow_zero else "a positive"
-        raise SceneError(f"--{name}", "", f"expected {what} number, got {value}")
-
-
 def cmd_reverse(args) -> int:
-    from reverse.hints import load_hints, script_hints
-    from reverse.markov import load_model
-    from reverse.stepper import StepSettings
-    from workbench.scene.catalog import find_data, find_scene
-    from workbench.errors import SceneError
-    from workbench.scene.loader import load_scene, parse_override
-
-    overrides = dict(parse_override(s) for s in args.overrides)
-    path = find_scene(args.scene)
-    scene = load_scene(path, overrides)
+    path, overrides, scene = load_scene_arguments(args)
     for name in ("dt", "duration", "energy_limit", "then_forward"):
-        _positive(name.replace("_", "-"), getattr(args, name))
+        check_positive(name.replace("_", "-"), getattr(args, name))
     for name in ("restitution_blend", "angular_damping", "linear_damping"):
-        _positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
+        check_positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
     if args.seed is not None and args.seed < 0:
         raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
     if args.samples is not None:
@@ -242,25 +238,10 @@ def cmd_reverse(args) -> int:
 
 
 def _single(args, path, scene, options, attrs, out) -> int:
-    import time
-
-    import numpy as np
-
-    from reverse.run import run_reverse, stitch_forward
-    from workbench.cli.main import _progress_bar
-    from workbench.scene.loader import scene_to_json
-    from workbench.store import write_trajectory
-
     n_steps = int(round(args.duration / options["dt"]))
-    bar = None if args.quiet else _progress_bar(n_steps, "steps")
     t0 = time.perf_counter()
-    try:
-        result = run_reverse(
-            scene, seed=args.seed, progress=None if bar is None else bar.advance, **options
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+    with progress_bar(n_steps, "steps", quiet=args.quiet) as advance:
+        result = run_reverse(scene, seed=args.seed, progress=advance, **options)
     traj = result.trajectory
     attrs = {**attrs, "reverse_duration": float(traj.time[-1])}
     if options["markov"] is not None:
@@ -308,33 +289,25 @@ def _single(args, path, scene, options, attrs, out) -> int:
 
 
 def _sample(args, path, overrides, scene, options, attrs, out) -> int:
-    from reverse.sampling import sample_reverse_runs
-    from workbench.cli.main import _progress_bar
-    from workbench.ensemble.run import SceneRef
-    from workbench.scene.loader import scene_to_json
-    from workbench.store import StoreSchema, TrajectoryStore
-
-    ref = SceneRef(str(path), tuple(sorted(overrides.items())))
-    bar = None if args.quiet else _progress_bar(args.samples, "runs")
+    ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())))
     done = [0]
+    with progress_bar(args.samples, "runs", quiet=args.quiet) as advance:
 
-    def advance(outcome) -> None:
-        done[0] += 1
-        if bar is not None:
-            bar.advance(done[0], args.samples)
+        def count(outcome) -> None:
+            done[0] += 1
+            if advance is not None:
+                advance(done[0], args.samples)
 
-    result = sample_reverse_runs(
-        ref,
-        samples=args.samples,
-        keep=args.keep,
-        options=options,
-        entropy=args.seed,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        progress=advance,
-    )
-    if bar is not None:
-        bar.close()
+        result = sample_reverse_runs(
+            ref,
+            samples=args.samples,
+            keep=args.keep,
+            options=options,
+            entropy=args.seed,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=count,
+        )
     table = result.table()
     if not result.kept:
         print(
@@ -374,16 +347,12 @@ def _sample(args, path, overrides, scene, options, attrs, out) -> int:
 
 
 def _reasons(table) -> str:
-    from collections import Counter
-
     c = Counter(r.decode().split(":")[0] for r in table["reason"])
     return ", ".join(f"{n} {k}" for k, n in c.most_common())
 
 
 def _summary(table, limit) -> str:
     """A few lines: peak energies of all runs and why runs were rejected."""
-    import numpy as np
-
     peak = table["peak_energy"][np.isfinite(table["peak_energy"])]
     lines = []
     if peak.size:

@@ -1,7 +1,8 @@
 """Start and stop a local Dask cluster as separate processes (scheduler + workers on 127.0.0.1).
 
 For tests, benchmarks and trying ``workbench ensemble --scheduler`` on one machine. The processes
-run ``dask scheduler`` / ``dask worker`` with the settings DESIGN.md found right for PyBullet:
+run ``dask scheduler`` / ``dask worker`` with the settings found right for PyBullet
+(docs/architecture.md, "Dask"):
 one thread per worker (PyBullet holds the GIL and a client shared across threads gives wrong
 results), no dashboard, no nanny (the nanny's default MALLOC_TRIM_THRESHOLD_ made PyBullet tasks
 about 45% slower), bound to 127.0.0.1. They are stopped by process id.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.scene.model import PARAMETERS_GROUP, Body, Scene
+from workbench.scene.model import PARAMETERS_GROUP, Body, Scene, resolve_file
 
 __all__ = ["Realization", "sample_realization", "nominal_realization", "CALIBRATION_SEED"]
 
@@ -79,6 +79,8 @@ def sample_realization(scene: Scene, rng: np.random.Generator) -> Realization:
 
 def sample_body(body: Body, rng: np.random.Generator, base_dir: str | None = None) -> dict:
     """Realized ``mass``, ``com`` (3,) and ``inertia`` (3, 3) of an uncertain body."""
+    # here and below, not at the top: random_body loads scipy.optimize (~1 s), which the nominal
+    # run (in the driver) and scenes without uncertain bodies never need
     from uncertainty import random_body as rb
 
     props = body.mass_properties
@@ -154,17 +156,13 @@ def _shape_vertices(body: Body, base_dir: str | None) -> np.ndarray:
     if shape.type == "box":
         h = np.asarray(shape.halves)
         return np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
+    import trimesh  # ~0.4 s to import: only for bodies whose COM domain or Z bound is their shape
+
     if shape.type == "mesh":
-        import trimesh
-
-        from workbench.scene.model import resolve_file
-
         mesh = trimesh.load(str(resolve_file(shape.file, base_dir)), force="mesh")
         mesh.apply_scale(shape.scale3)
         return np.asarray(mesh.convex_hull.vertices)
     # sphere, cylinder, capsule: a fine polyhedral approximation of the solid
-    import trimesh
-
     if shape.type == "sphere":
         mesh = trimesh.creation.icosphere(subdivisions=2, radius=shape.radius)
     elif shape.type == "cylinder":

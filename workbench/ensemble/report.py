@@ -1,5 +1,10 @@
-"""Summaries and figures of stored ensembles: reads the store, calls :mod:`workbench.ensemble.statistics`
-and :mod:`workbench.figures.trajectories`. The CLI's ``stats`` and ``plot`` commands are thin wrappers of this."""
+"""Summaries and figures of stored ensembles: reads the store, calls
+:mod:`workbench.ensemble.statistics` and hands the results to :mod:`workbench.figures.trajectories`.
+``workbench stats`` and ``workbench plot`` print and write what these functions return.
+
+The figure functions import :mod:`workbench.figures.trajectories` when called: matplotlib takes
+half a second to import, and the summary (``workbench stats``) needs none of it.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.errors import StoreError
 from workbench.ensemble.statistics import (
     confidence_band,
     mean_response,
     mean_square_convergence,
     summarize_samples,
 )
+from workbench.errors import StoreError
 from workbench.store import TrajectoryStore
 
 __all__ = [
@@ -97,7 +102,9 @@ def ensemble_summary(path, p_c: float = 0.9) -> dict:
 
 
 def plot_ensemble_observer(path, name: str, out, p_c: float = 0.9) -> Path:
-    from workbench.figures.trajectories import plot_band
+    """Confidence region at probability ``p_c`` of observer ``name``, with the mean and nominal
+    responses (:func:`workbench.figures.trajectories.plot_band`); returns the written path."""
+    from workbench.figures.trajectories import plot_band  # matplotlib: see the module docstring
 
     with TrajectoryStore.open(path) as store:
         Y, info = _observer(store, name)
@@ -117,7 +124,7 @@ def plot_ensemble_observer(path, name: str, out, p_c: float = 0.9) -> Path:
 
 def plot_parameter(path, key: str, out) -> Path:
     """PDF of a scalar parameter (or of tr(G) for ``<body>/G``), scatter for a 3-vector."""
-    from workbench.figures.trajectories import plot_samples, plot_scatter3
+    from workbench.figures.trajectories import plot_samples, plot_scatter3  # matplotlib
 
     with TrajectoryStore.open(path) as store:
         shapes = store.schema.param_shapes
@@ -138,7 +145,8 @@ def plot_parameter(path, key: str, out) -> Path:
 
 
 def plot_ensemble_convergence(path, name: str, out) -> Path:
-    from workbench.figures.trajectories import plot_convergence
+    """Mean-square convergence of observer ``name`` against the number of realizations."""
+    from workbench.figures.trajectories import plot_convergence  # matplotlib
 
     with TrajectoryStore.open(path) as store:
         Y, _ = _observer(store, name)

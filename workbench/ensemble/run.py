@@ -2,15 +2,17 @@
 one HDF5 store.
 
 Reproducibility: realization ``i`` draws everything random from
-``numpy.random.Generator(PCG64(SeedSequence(entropy, spawn_key=(i,))))`` (DESIGN.md: equal to
-``SeedSequence(entropy).spawn(n)[i]``), and every worker rebuilds its PyBullet world from scratch
-for each realization, which is bit-reproducible. So the stored datasets are bit-identical whatever
-the executor, the number of workers and the order in which realizations finish.
+``numpy.random.Generator(PCG64(SeedSequence(entropy, spawn_key=(i,))))`` (equal to
+``SeedSequence(entropy).spawn(n)[i]``, see docs/architecture.md), and every worker rebuilds its
+PyBullet world from scratch for each realization, which is bit-reproducible. So the stored
+datasets are bit-identical whatever the executor, the number of workers and the order in which
+realizations finish.
 
-Crash safety: only this (driver) process writes; workers return arrays. Each realization is
-written with the store's two-phase flush, so a killed ensemble leaves a readable file and
-``resume=True`` runs only the realizations not marked completed. A realization that raises or
-goes non-finite is stored with its status and message and does not stop the ensemble.
+Crash safety: only this (driver) process writes; workers return arrays. Realizations are
+written in batches, each with the store's two-phase flush, so a killed ensemble leaves a
+readable file and ``resume=True`` runs only the realizations not marked completed. A realization
+that raises or goes non-finite is stored with its status and message and does not stop the
+ensemble.
 """
 
 from __future__ import annotations
@@ -47,10 +49,10 @@ NOMINAL_INDEX = -1
 #: ensemble does not hold all its pending results in memory.
 IN_FLIGHT_PER_WORKER = 4
 
-#: Finished realizations are written in batches with one two-phase flush each: two flushes cost
-#: ≈ 5 ms, more than a cheap realization (measured: 56 s instead of 36 s for 4250 realizations of
-#: random_box written one by one). A batch is written at WRITE_BATCH realizations or after
-#: WRITE_SECONDS, so a killed run loses at most that much work.
+#: Finished realizations are written in batches (:class:`~workbench.store.BatchWriter`) with one
+#: two-phase flush each: two flushes cost ≈ 5 ms, more than a cheap realization (measured: 56 s
+#: instead of 36 s for 4250 realizations of random_box written one by one). A batch is written at
+#: WRITE_BATCH realizations or after WRITE_SECONDS, so a killed run loses at most that much work.
 WRITE_BATCH = 32
 WRITE_SECONDS = 2.0
 
@@ -79,7 +81,7 @@ class SceneRef:
         key = self.key()
         scene = _SCENES.get(key)
         if scene is None:
-            from workbench.scene.loader import load_scene
+            from workbench.scene.loader import load_scene  # pydantic, YAML: only when used
 
             scene = load_scene(self.path, dict(self.overrides)).with_settings(
                 dt=self.dt, duration=self.duration
@@ -108,9 +110,10 @@ def run_realization(ref: SceneRef, entropy: int, i: int) -> tuple[int, Trajector
     Returns ``(i, trajectory, seconds)``. A failure is returned, not raised: the trajectory then
     has no records and ``status="error"`` with the exception in ``message``.
     """
+    # PyBullet and the scene model load in the process that runs realizations, not on import
+    from workbench.ensemble.realization import nominal_realization, sample_realization
     from workbench.sim.engine import Engine
     from workbench.sim.forward import run_scene
-    from workbench.ensemble.realization import nominal_realization, sample_realization
 
     t0 = time.perf_counter()
     scene = ref.load()
@@ -209,8 +212,10 @@ def run_ensemble(
     progress : callable, optional
         ``progress(done, total)`` after each realization.
     """
+    # here, not at the top: workers and the Markov training import this module for
+    # run_realization and bounded_map, and need neither the scene loader (pydantic, YAML) nor h5py
     from workbench.scene.loader import scene_to_json
-    from workbench.store import StoreSchema, TrajectoryStore
+    from workbench.store import BatchWriter, StoreSchema, TrajectoryStore
 
     out = Path(out)
     if n < 1:
@@ -247,32 +252,23 @@ def run_ensemble(
     done = n - len(todo)
     if progress is not None:
         progress(done, n)
-    batch: list = []
-    last_write = time.perf_counter()
 
-    def write_batch() -> None:
-        nonlocal done, last_write
-        store.write_many(batch)
-        done += len(batch)
-        batch.clear()
-        last_write = time.perf_counter()
+    def written(k: int) -> None:
+        nonlocal done
+        done += k
         if progress is not None:
             progress(done, n)
 
+    writer = BatchWriter(store, batch_size=WRITE_BATCH, seconds=WRITE_SECONDS, on_write=written)
     try:
-        with executor_for(workers, scheduler, executor, len(todo)) as ex:
+        with writer, executor_for(workers, scheduler, executor, len(todo)) as ex:
             for i, traj, seconds in _map(ex, ref, entropy, todo, workers):
-                batch.append((i, _conform(traj, store.schema)))
                 result.task_seconds += seconds
                 if traj.status != "ok":
                     result.failed[i] = f"{traj.status}: {traj.message}"
-                if len(batch) >= WRITE_BATCH or time.perf_counter() - last_write > WRITE_SECONDS:
-                    write_batch()
-            if batch:
-                write_batch()
+                writer.add(i, _conform(traj, store.schema))
+            writer.flush()
     finally:
-        if batch and store._f.id.valid:  # interrupted: keep what finished (two-phase)
-            store.write_many(batch)
         store.close()
         _close_engine()
     result.wall_seconds = time.perf_counter() - t_start
@@ -347,7 +343,9 @@ def executor_for(workers: int, scheduler: str | None, executor, n_tasks: int):
     # forkserver: workers fork from a clean server process, never from a driver that holds an
     # open HDF5 file or had a PyBullet client
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["workbench.ensemble.run", "workbench.sim.forward", "workbench.ensemble.realization"])
+    ctx.set_forkserver_preload(
+        ["workbench.ensemble.run", "workbench.sim.forward", "workbench.ensemble.realization"]
+    )
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
 

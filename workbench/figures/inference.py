@@ -40,34 +40,25 @@ def _save(fig, out) -> Path:
     return out
 
 
-def plot_fit(result, out, *, reference: dict | None = None, title: str = "") -> Path:
-    """Data and the MAP prediction (and optionally a reference prediction) against x.
+#: Style of each fitted curve of :func:`plot_fit`, by label.
+_FIT_STYLES = {"MAP": ("C0", "-"), "reference": ("C2", "--")}
+
+
+def plot_fit(result, fit, out, *, title: str = "") -> Path:
+    """Data (± σ) and the fitted curves against x.
 
     Parameters
     ----------
     result : workbench.analysis.inference.InferenceResult
+    fit : workbench.analysis.inference.FitCurves
+        The curves, computed by :func:`workbench.analysis.inference.fit_curves`.
     out : path
-    reference : dict, optional
-        Parameter values of a reference curve (e.g. the nominal ones), for the inferred names.
     """
-    from workbench.analysis.inference import FunctionModelSpec, build_model
-
     spec = result.spec
-    n_theta = len(spec.names)
     fig, ax = plt.subplots(figsize=(6, 4))
-    lo, hi = float(np.min(spec.x)), float(np.max(spec.x))
-    pad = 0.05 * (hi - lo) if hi > lo else 0.5
-    dense = np.linspace(lo - pad, hi + pad, 300)
-    if isinstance(spec.model, FunctionModelSpec):
-        model = build_model(spec, dense)
-        curves = [("MAP", result.map.x[:n_theta], "C0", "-")]
-        if reference:
-            ref = np.array([reference[n] for n in spec.names])
-            curves.append(("reference", ref, "C2", "--"))
-        for label, theta, color, ls in curves:
-            ax.plot(dense, model.evaluate(theta), color=color, ls=ls, label=label)
-    else:
-        ax.plot(spec.x, result.posterior.model.evaluate(result.map.x[:n_theta]), "C0-", label="MAP")
+    for label, y in fit.curves:
+        color, ls = _FIT_STYLES[label]
+        ax.plot(fit.x, y, color=color, ls=ls, label=label)
     sigma = spec.sigma if spec.sigma is not None else float(result.map.x[-1])
     ax.errorbar(spec.x, spec.y, yerr=sigma, fmt="ko", ms=4, capsize=2, label="data ± σ")
     ax.set_xlabel(spec.x_name)
@@ -236,12 +227,13 @@ def plot_design_vs_eta(etas, designs: list, out, *, title: str = "") -> Path:
     return _save(fig, out)
 
 
-def write_inference_plots(result, folder) -> list[Path]:
-    """``fit.png`` and ``posterior.png`` in ``folder``."""
+def write_inference_plots(result, folder, *, fit) -> list[Path]:
+    """``<spec>_fit.png`` (the curves ``fit``, :func:`workbench.analysis.inference.fit_curves`)
+    and ``<spec>_posterior.png`` in ``folder``."""
     folder = Path(folder)
     stem = Path(result.spec.source).stem
     return [
-        plot_fit(result, folder / f"{stem}_fit.png"),
+        plot_fit(result, fit, folder / f"{stem}_fit.png"),
         plot_posterior(result, folder / f"{stem}_posterior.png"),
     ]
 

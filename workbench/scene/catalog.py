@@ -6,11 +6,12 @@ Looked up in order: ``$WORKBENCH_SCENES``, the ``scenes/`` folder of a source ch
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from pathlib import Path
 
-import yaml
+from workbench.specs import INVALID, document_kind, peek
 
 __all__ = [
     "scene_dirs",
@@ -55,23 +56,17 @@ def _find_shipped(name: str, kind: str, suffix: str) -> Path:
 
 
 def is_scene_file(path: Path) -> bool:
-    """A YAML file with ``bodies`` at the top level (inference specs beside the scenes have
-    none), or a ``.py`` script defining ``build``."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".py":
-        return "def build" in text
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return True  # listed, so that `workbench check` can say what is wrong with it
-    return isinstance(data, dict) and "bodies" in data
+    """A YAML file with ``bodies`` at the top level (specs beside the scenes have none), or a
+    ``.py`` script defining ``build``; a file that is not valid YAML is listed too, so that
+    `workbench check` can say what is wrong with it."""
+    return document_kind(path) in ("scene", "invalid")
 
 
 def shipped_scenes() -> list[Path]:
     """Scene files (``.yaml`` and ``.py`` scripts with ``build``) of the first scene folder."""
     for d in scene_dirs():
         files = [f for f in sorted(d.glob("*.yaml")) if is_scene_file(f)] + sorted(
-            f for f in d.glob("*.py") if "def build" in f.read_text(encoding="utf-8")
+            f for f in d.glob("*.py") if is_scene_file(f)
         )
         if files:
             return files
@@ -105,14 +100,10 @@ def find_data(name: str, suffix: str = ".json") -> Path:
 
 def scene_summary(path: Path) -> str:
     """The scene's one-line ``description`` (YAML) or its docstring's first line (script)."""
-    text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
-        import ast
-
-        doc = ast.get_docstring(ast.parse(text)) or ""
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         return doc.strip().splitlines()[0] if doc.strip() else ""
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError:
+    data = peek(path)
+    if data is INVALID:
         return "(invalid YAML)"
     return str(data.get("description", "")) if isinstance(data, dict) else ""

@@ -37,20 +37,23 @@ INERTIA_RTOL = 1e-9
 
 
 def sphere_volume(radius: float) -> float:
+    """Volume (m³) of a sphere of ``radius`` m."""
     return 4.0 / 3.0 * np.pi * radius**3
 
 
 def box_volume(half_extents) -> float:
+    """Volume (m³) of a box with ``half_extents`` (a, b, c), m."""
     a, b, c = half_extents
     return 8.0 * a * b * c
 
 
 def cylinder_volume(radius: float, length: float) -> float:
+    """Volume (m³) of a cylinder of ``radius`` and ``length``, m."""
     return np.pi * radius**2 * length
 
 
 def capsule_volume(radius: float, length: float) -> float:
-    """Cylinder of ``length`` between the two hemisphere centres plus one full sphere."""
+    """Volume (m³): a cylinder of ``length`` between the two hemisphere centres plus one sphere."""
     return np.pi * radius**2 * length + sphere_volume(radius)
 
 

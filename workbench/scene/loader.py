@@ -9,31 +9,23 @@ YAML layout; its keyword parameters (with defaults) are the scene's parameters.
 from __future__ import annotations
 
 import inspect
-import runpy
+import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from workbench.errors import SceneError
 from workbench.scene.model import Scene, scene_from_dict
+from workbench.specs import (
+    UserCodeError,
+    line_index,
+    load_user_object,
+    parse_override,
+    read_document,
+)
 
 __all__ = ["load_scene", "parse_override", "scene_to_json", "scene_from_json", "line_index"]
 
 SCENE_SUFFIXES = (".yaml", ".yml", ".py")
-
-
-def parse_override(text: str) -> tuple[str, Any]:
-    """``"name=value"`` -> ``("name", value)`` with the value read as YAML (numbers, lists...)."""
-    if "=" not in text:
-        raise SceneError("--set", text, "expected name=value")
-    name, _, raw = text.partition("=")
-    name = name.strip()
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return name, value
 
 
 def load_scene(path: str | Path, overrides: dict[str, Any] | None = None) -> Scene:
@@ -59,85 +51,28 @@ def load_scene(path: str | Path, overrides: dict[str, Any] | None = None) -> Sce
         raise SceneError(source, "", "is a folder; expected a scene file (.yaml or .py)")
     if path.suffix not in SCENE_SUFFIXES:
         raise SceneError(source, "", f"expected a scene file ending in {', '.join(SCENE_SUFFIXES)}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SceneError(source, "", f"cannot read the file ({exc})") from None
     if path.suffix == ".py":
-        return _load_script(path, text, overrides)
-    return _load_yaml(path, text, overrides)
-
-
-def _load_yaml(path: Path, text: str, overrides) -> Scene:
-    source = str(path)
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
-        problem = (exc.problem or exc.context or "invalid YAML").replace("\n", " ")
-        raise SceneError(source, "", f"YAML syntax error at {where}: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise SceneError(source, "", f"YAML error: {str(exc).splitlines()[0]}") from None
-    if data is None:
-        raise SceneError(source, "", "the file is empty; expected a scene mapping")
-    spec_kinds = {"inverse": "workbench inverse", "inference": "workbench infer"}
-    if isinstance(data, dict) and data.get("kind") in spec_kinds:
-        raise SceneError(
-            source,
-            "kind",
-            f"this is an {data['kind']} spec (kind: {data['kind']}), not a scene: run it with "
-            f"`{spec_kinds[data['kind']]} {path}`",
-        )
-    lines = line_index(node)
-
-    def line_of(loc: tuple) -> int | None:
-        for k in range(len(loc), -1, -1):
-            if loc[:k] in lines:
-                return lines[loc[:k]]
-        return None
-
+        return _load_script(path, overrides)
+    doc = read_document(path, "scene", SceneError)
     return scene_from_dict(
-        data,
+        doc.data,
         source=source,
         base_dir=str(path.parent),
         overrides=overrides,
-        source_text=text,
-        line_of=line_of,
+        source_text=doc.text,
+        line_of=doc.line_of,
     )
 
 
-def line_index(node) -> dict[tuple, int]:
-    """Map every field path of a composed YAML document to its 1-based line."""
-    out: dict[tuple, int] = {}
-
-    def walk(n, path: tuple) -> None:
-        out[path] = n.start_mark.line + 1
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                key = k.value
-                out[path + (key,)] = k.start_mark.line + 1
-                walk(v, path + (key,))
-                out[path + (key,)] = k.start_mark.line + 1
-        elif isinstance(n, yaml.SequenceNode):
-            for i, v in enumerate(n.value):
-                walk(v, path + (i,))
-
-    if node is not None:
-        walk(node, ())
-    return out
-
-
-def _load_script(path: Path, text: str, overrides) -> Scene:
+def _load_script(path: Path, overrides) -> Scene:
     source = str(path)
     try:
-        namespace = runpy.run_path(str(path), run_name="workbench_scene")
-    except SceneError:
-        raise
-    except Exception as exc:  # the user's script failed: name the file and the error
-        raise SceneError(source, "", f"the script raised {type(exc).__name__}: {exc}") from None
-    build = namespace.get("build")
+        text = path.read_text(encoding="utf-8")
+        build = load_user_object(path, name="build")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneError(source, "", f"cannot read the file ({exc})") from None
+    except UserCodeError as exc:
+        raise SceneError(source, "", str(exc)) from None
     if not callable(build):
         raise SceneError(source, "build", "a scene script must define build(**parameters)")
     sig = inspect.signature(build)
@@ -187,8 +122,6 @@ def _plain(v: Any) -> bool:
 
 def scene_to_json(scene: Scene) -> str:
     """The resolved scene as JSON, with its source and folder, for storing beside results."""
-    import json
-
     return json.dumps(
         {
             "source": scene.source,
@@ -200,8 +133,6 @@ def scene_to_json(scene: Scene) -> str:
 
 def scene_from_json(text: str, source: str = "<stored scene>") -> Scene:
     """Rebuild a :class:`Scene` from :func:`scene_to_json` output (parameters already applied)."""
-    import json
-
     try:
         doc = json.loads(text)
         data, base_dir = doc["scene"], doc.get("base_dir")

@@ -1,11 +1,24 @@
 """Pieces that scene scripts for reverse runs share: the ground and the contact settings under
 which PyBullet's contact laws and the reverse stepper's agree (docs/reverse.md, "Choosing
-materials so PyBullet agrees").
+materials so PyBullet agrees"), materials, cubes, the scene mapping itself, and the two hints
+(a last bounce and a slide or roll) that send a body away from its final place backward.
 """
 
 from __future__ import annotations
 
-__all__ = ["NEUTRAL_MATERIAL", "EXACT_CONTACT_SETTINGS", "ground_box"]
+import inspect
+from collections.abc import Callable
+
+__all__ = [
+    "NEUTRAL_MATERIAL",
+    "EXACT_CONTACT_SETTINGS",
+    "ground_box",
+    "material",
+    "cube",
+    "reverse_scene",
+    "arrival_hints",
+    "scene_parameters",
+]
 
 #: Ground material: friction and restitution 1 are the neutral elements of PyBullet's product
 #: rule (the bodies' own values are the effective ones); rolling friction 0, because PyBullet
@@ -29,3 +42,71 @@ def ground_box(half_span: float, centre: tuple[float, float] = (0.0, 0.0)) -> di
         "fixed": True,
         "material": dict(NEUTRAL_MATERIAL),
     }
+
+
+def material(friction: float, restitution: float, rolling_friction: float = 0.0) -> dict:
+    """A body's material: friction and restitution (PyBullet multiplies the two bodies' values)
+    and rolling friction (m)."""
+    return {"friction": friction, "restitution": restitution, "rolling_friction": rolling_friction}
+
+
+def cube(
+    name: str,
+    size: float,
+    mass: float,
+    position: list[float],
+    material: dict,
+    linear_velocity: list[float] | None = None,
+) -> dict:
+    """A box with edges ``size`` (m) and ``mass`` (kg) at ``position`` (m), optionally moving at
+    ``linear_velocity`` (m/s)."""
+    body = {
+        "name": name,
+        "shape": {"type": "box", "half_extents": [size / 2] * 3},
+        "mass": mass,
+        "position": position,
+    }
+    if linear_velocity is not None:
+        body["linear_velocity"] = linear_velocity
+    body["material"] = material
+    return body
+
+
+def reverse_scene(
+    description: str, bodies: list[dict], dt: float, duration: float, exact_contacts: bool = True
+) -> dict:
+    """The scene mapping of a reverse-run script: every step recorded and, with
+    ``exact_contacts``, :data:`EXACT_CONTACT_SETTINGS` (so a PyBullet replay of the earliest state
+    follows the stepper's contact laws)."""
+    settings = {"dt": dt, "duration": duration, "record_every": 1}
+    if exact_contacts:
+        settings.update(EXACT_CONTACT_SETTINGS)
+    return {"description": description, "settings": settings, "bodies": bodies}
+
+
+def arrival_hints(
+    body: str, at: float, bounce: float, motion: str, direction: list[float], speed: float
+) -> list[dict]:
+    """The two hints of a body that, in forward time, arrives at its final place at reverse time
+    ``at`` (s): it lands at ``bounce`` m/s and moves in along ``direction`` at ``speed`` m/s;
+    ``motion`` is ``"slide"`` or ``"roll"`` (docs/reverse.md, hints)."""
+    return [
+        {"body": body, "bounce": bounce, "at": at},
+        {"body": body, motion: {"direction": direction, "speed": speed}, "at": at},
+    ]
+
+
+def scene_parameters(build: Callable[..., dict], parameters: dict) -> dict:
+    """The defaults of ``build``'s parameters updated with ``parameters``.
+
+    A script's ``hints(**parameters)`` receives the scene's resolved parameters from
+    ``workbench reverse --hints script``, but only those given when called on its own (tests,
+    ``script_hints(path, {}, names)``); this fills in the rest, so the defaults are written once,
+    in ``build``'s signature.
+    """
+    defaults = {
+        p.name: p.default
+        for p in inspect.signature(build).parameters.values()
+        if p.default is not inspect.Parameter.empty
+    }
+    return {**defaults, **parameters}

@@ -1,49 +1,60 @@
-"""PyBullet engine: builds a :class:`~workbench.scene.model.Scene` into a physics client, steps it with
-the per-step applied forces, and reads :class:`~workbench.sim.state.State` s.
+"""PyBullet engine: builds a :class:`~workbench.scene.model.Scene` into a physics client, steps
+it with the per-step applied forces, and reads :class:`~workbench.sim.state.State` s.
 
-This is the only module of the workbench core that imports PyBullet. It applies the facts measured
-in DESIGN.md:
+This is the only module that imports PyBullet, and :class:`Engine` the only way to reach it: the
+modules that record, replay and query scenes call its methods (see ``docs/architecture.md``).
+It applies the facts measured for PyBullet:
 
 - ``createMultiBody`` takes the body (link) frame; PyBullet reports and resets the centre-of-mass
   (inertial) frame, including its principal-axes rotation. Each body's full inertia tensor J and
   centre-of-mass offset are realized by ``eigh(J)`` -> ``localInertiaDiagonal`` +
-  ``baseInertialFrameOrientation`` (det = +1), and the inertial frame is kept here because
-  ``getDynamicsInfo`` does not always report it.
+  ``baseInertialFrameOrientation`` (det = +1), and the inertial frame is kept here
+  (:class:`~workbench.sim.frames.BodyFrame`) because ``getDynamicsInfo`` does not always report
+  it.
 - Linear and angular damping are set to 0 on every body (PyBullet's default 0.04 biases results),
-  and the 100 m/s / 100 rad/s speed clamp of multibody bases is lifted (:data:`MAX_SPEED`).
+  and the 100 m/s / 100 rad/s speed clamp of multibody bases is lifted
+  (:data:`~workbench.sim.arguments.MAX_SPEED`).
 - Materials are set on every body deliberately (see :class:`workbench.scene.model.Material`).
 - Joints are PyBullet constraints: FIXED, POINT2POINT (ball), PRISMATIC, and revolute as two
   POINT2POINT constraints on the axis (``createConstraint`` has no revolute type). A prescribed
   joint or body motion is a FIXED constraint whose frame follows the time table.
-- Quadratic drag, constant forces and 6-DOF springs are external forces applied before every step
-  (PyBullet clears them after each step).
+- Quadratic drag, constant forces and 6-DOF springs (:mod:`workbench.sim.springs`) are external
+  forces applied before every step (PyBullet clears them after each step).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from workbench.errors import SceneError
 from workbench.scene.inertia import principal_frame
-from workbench.scene.model import WORLD, Body, Joint, Scene, Settings, resolve_file
+from workbench.scene.model import WORLD, Body, Joint, Scene, resolve_file
+from workbench.sim.arguments import dynamics_arguments, shape_arguments
+from workbench.sim.frames import BodyFrame, body_orientation, mass_overrides_from_params, z_to
+from workbench.sim.springs import SpringLaw
 from workbench.sim.state import State
 
-__all__ = ["Engine", "BodyFrame", "import_pybullet", "mass_overrides_from_params"]
+__all__ = [
+    "Engine",
+    "BodyFrame",
+    "ContactPoint",
+    "import_pybullet",
+    "mass_overrides_from_params",
+]
 
 #: Lever arm (m) between the two POINT2POINT constraints that make a revolute joint. Long enough
 #: that the pair resists rotation about the other axes stiffly, short enough to stay inside
 #: typical bodies; the constraint rows are exact, so the value only conditions the solver.
 REVOLUTE_LEVER = 0.1
-
-#: Speed cap handed to PyBullet (m/s and rad/s). A multibody base is otherwise clamped to
-#: 100 m/s and 100 rad/s (btMultiBody's default maximum coordinate velocity), silently: measured
-#: here, a ball launched at 300 m/s flew at 100 m/s. The value is "no cap" in practice.
-MAX_SPEED = 1e30
 
 #: Colour of fixed bodies (the ground) in the viewer (RGBA).
 _GREY = (0.75, 0.75, 0.72, 1)
@@ -62,8 +73,6 @@ _PALETTE = [
 
 def import_pybullet():
     """Import pybullet without its banner ("pybullet build time ...", written to stderr)."""
-    import sys
-
     if "pybullet" in sys.modules:
         return sys.modules["pybullet"]
     sys.stdout.flush()
@@ -84,52 +93,29 @@ def import_pybullet():
     return pybullet
 
 
-def mass_overrides_from_params(params: dict) -> dict:
-    """``{"body/mass": m, "body/com": c, "body/inertia": J}`` -> ``{body: {...}}`` for
-    :class:`Engine` (the realized mass properties a trajectory was run with)."""
-    out: dict[str, dict] = {}
-    for key, value in params.items():
-        body, _, quantity = key.partition("/")
-        if quantity in ("mass", "com", "inertia"):
-            out.setdefault(body, {})[quantity] = np.asarray(value, dtype=float)
-    return out
-
-
 def _flush_c_stdout() -> None:
-    import ctypes
-
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).fflush(None)
 
 
-#: Half side and half depth (m) of the box that stands in for a plane with ``plane_as_box``.
-PLANE_BOX_HALF = 50.0
-PLANE_BOX_DEPTH = 0.5
+#: Names of the first entries of ``getDynamicsInfo`` (:meth:`Engine.dynamics_info`).
+_DYNAMICS_INFO = ("mass", "friction", "inertia_diagonal", "inertial_position")
+_DYNAMICS_INFO += ("inertial_orientation", "restitution", "rolling_friction", "spinning_friction")
 
 
-@dataclass(frozen=True)
-class BodyFrame:
-    """Where a body's centre-of-mass frame sits in its body frame.
+class ContactPoint(NamedTuple):
+    """One contact point as PyBullet reports it, with body indices (scene order) for its ids.
 
-    Attributes
-    ----------
-    com : ndarray, shape (3,)
-        Centre of mass in the body frame, m.
-    principal : ndarray, shape (4,)
-        Quaternion (x, y, z, w) of the principal (inertial) frame in the body frame.
-    moments : ndarray, shape (3,)
-        Principal moments, kg·m² (zeros for static bodies).
-    inertia : ndarray, shape (3, 3)
-        Inertia about the centre of mass in the body frame, kg·m².
-    mass : float
-        kg (0 for static bodies).
+    ``normal`` points from B into A; ``distance`` is negative for penetration, m, and
+    ``position_a = position_b + distance * normal``.
     """
 
-    com: np.ndarray
-    principal: np.ndarray
-    moments: np.ndarray
-    inertia: np.ndarray
-    mass: float
+    body_a: int
+    body_b: int
+    position_a: tuple[float, float, float]
+    position_b: tuple[float, float, float]
+    normal: tuple[float, float, float]
+    distance: float
 
 
 class Engine:
@@ -155,7 +141,11 @@ class Engine:
 
     Notes
     -----
-    The public methods do the bookkeeping; PyBullet calls live in the private helpers.
+    PyBullet is reached only through this object (as MuJoCo through dm_control's ``Physics``):
+    the modules that run, record, replay or query a scene call its methods, and the PyBullet
+    module, the client id and the body ids stay private (``_p``, ``_client``, ``_uids``). The
+    hot loops get readers built once per run (:meth:`state_reader`), which make no more PyBullet
+    calls than a bare script would.
     """
 
     def __init__(
@@ -167,15 +157,15 @@ class Engine:
         plane_as_box: bool = False,
         mass_overrides: dict | None = None,
     ):
-        self.p = import_pybullet()
+        self._p = import_pybullet()
         self.scene = scene
         self.gui = gui
         self.visual = gui if visual is None else visual
         self.plane_as_box = plane_as_box
         self._mass_overrides = mass_overrides or {}
-        mode = self.p.GUI if gui else self.p.DIRECT
-        self.client = self.p.connect(mode)
-        if self.client < 0:
+        mode = self._p.GUI if gui else self._p.DIRECT
+        self._client = self._p.connect(mode)
+        if self._client < 0:
             raise RuntimeError(
                 "could not connect to PyBullet" + (" GUI (is DISPLAY set?)" if gui else "")
             )
@@ -187,10 +177,10 @@ class Engine:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        if self.client is not None and self.client >= 0:
+        if self._client is not None and self._client >= 0:
             with contextlib.suppress(Exception):
-                self.p.disconnect(physicsClientId=self.client)
-        self.client = None
+                self._p.disconnect(physicsClientId=self._client)
+        self._client = None
 
     def __enter__(self) -> Engine:
         return self
@@ -211,33 +201,34 @@ class Engine:
     def body_names(self) -> tuple[str, ...]:
         return self.scene.body_names
 
+    @property
+    def n_bodies(self) -> int:
+        return len(self._uids)
+
     def state(self) -> State:
         """Current :class:`State` of all bodies (body-frame orientation, COM position)."""
-        pos, q_in, v, w = self._read_inertial()
+        pos, q_in, v, w = self.read_raw()
         q_body = self.body_orientation(q_in)
         return State(pos, q_body, v, w)
 
     def read_raw(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """COM positions, *inertial-frame* quaternions, linear and angular velocities, (n, k)."""
-        return self._read_inertial()
+        p, c = self._p, self._client
+        n = len(self._uids)
+        pos, q, v, w = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+        for j, uid in enumerate(self._uids):
+            pos[j], q[j] = p.getBasePositionAndOrientation(uid, physicsClientId=c)
+            v[j], w[j] = p.getBaseVelocity(uid, physicsClientId=c)
+        return pos, q, v, w
 
     def body_orientation(self, q_inertial: np.ndarray) -> np.ndarray:
         """Convert inertial-frame quaternions, shape (..., n, 4), to body-frame ones."""
-        q_inertial = np.asarray(q_inertial, dtype=float)
-        out = np.empty_like(q_inertial)
-        for j, frame in enumerate(self.frames):
-            if frame.principal[3] == 1.0:  # identity principal frame: nothing to convert
-                out[..., j, :] = q_inertial[..., j, :]
-            else:
-                r = Rotation.from_quat(q_inertial[..., j, :].reshape(-1, 4))
-                conv = (r * Rotation.from_quat(frame.principal).inv()).as_quat()
-                out[..., j, :] = conv.reshape(q_inertial[..., j, :].shape)
-        return out
+        return body_orientation(q_inertial, self.frames)
 
     def set_state(self, state: State) -> None:
         """Place every body at ``state`` (used by replay and the reverse stepper)."""
-        p, c = self.p, self.client
-        for j, uid in enumerate(self.uids):
+        p, c = self._p, self._client
+        for j, uid in enumerate(self._uids):
             q_in = (
                 Rotation.from_quat(state.orientation[j])
                 * Rotation.from_quat(self.frames[j].principal)
@@ -256,24 +247,220 @@ class Engine:
         """Apply the per-step forces for time ``t`` (start of the step) and advance by dt."""
         for action in self._actions:
             action(t)
-        self.p.stepSimulation(physicsClientId=self.client)
+        self._p.stepSimulation(physicsClientId=self._client)
 
     @property
     def has_step_forces(self) -> bool:
         """True when Python applies forces or constraint updates before every step."""
         return bool(self._actions)
 
-    def contact_count(self, body_index: int | None = None) -> int:
-        """Number of contact points (of one body, or all) from the last step."""
-        if body_index is None:
-            return len(self.p.getContactPoints(physicsClientId=self.client))
-        return len(
-            self.p.getContactPoints(bodyA=self.uids[body_index], physicsClientId=self.client)
+    def stepper(self) -> Callable[[int, int], None]:
+        """A function ``advance(first, count)`` taking ``count`` steps, the first one being step
+        number ``first`` (it starts at ``first * dt``). Build it after :meth:`rebuild`. Without
+        per-step forces it runs the loop a bare PyBullet script runs: one ``stepSimulation``
+        call per step and nothing else."""
+        if self._actions:
+            step, dt = self.step, self.scene.settings.dt
+
+            def advance(first: int, count: int) -> None:
+                for k in range(first, first + count):
+                    step(k * dt)
+
+        else:
+            step_sim, c = self._p.stepSimulation, self._client
+
+            def advance(first: int, count: int) -> None:
+                for _ in range(count):
+                    step_sim(physicsClientId=c)
+
+        return advance
+
+    def reference_loop(self, n_steps: int, record_every: int = 0) -> None:
+        """Run the plain PyBullet loop a script would write on this world, keeping nothing.
+
+        ``n_steps`` steps (each with the scene's per-step forces, without which the physics
+        would differ), reading every body's pose and velocity after every ``record_every``-th
+        step (0: never). ``benchmarks/forward.py`` times a workbench run against it.
+        """
+        p, c, uids, actions = self._p, self._client, self._uids, self._actions
+        dt = self.scene.settings.dt
+        for step in range(1, n_steps + 1):
+            for a in actions:
+                a((step - 1) * dt)
+            p.stepSimulation(physicsClientId=c)
+            if record_every and step % record_every == 0:
+                for u in uids:
+                    p.getBasePositionAndOrientation(u, physicsClientId=c)
+                    p.getBaseVelocity(u, physicsClientId=c)
+
+    # ------------------------------------------------------------------ fast readers
+    # Built once per run: each holds the bound PyBullet functions, so a call costs the PyBullet
+    # reads it makes and nothing more (the forward run's recording loop is benchmarked).
+    def state_reader(self, bodies: Sequence[int]) -> Callable[[], list[float]]:
+        """A function returning the raw state of ``bodies`` now, as one flat list of 13 floats
+        per body: centre-of-mass position (3), *inertial-frame* quaternion (4), linear (3) and
+        angular (3) velocity. Two PyBullet calls per body."""
+        get_pose, get_vel = self._p.getBasePositionAndOrientation, self._p.getBaseVelocity
+        c, uids = self._client, [self._uids[j] for j in bodies]
+
+        def read() -> list[float]:
+            row: list[float] = []
+            for u in uids:
+                x, q = get_pose(u, physicsClientId=c)
+                v, w = get_vel(u, physicsClientId=c)
+                row += x
+                row += q
+                row += v
+                row += w
+            return row
+
+        return read
+
+    def velocity_reader(self, bodies: Sequence[int]) -> Callable[[], tuple[np.ndarray, ...]]:
+        """A function returning the linear and angular velocities of ``bodies`` now, two arrays
+        of shape (len(bodies), 3), m/s and rad/s. One PyBullet call per body."""
+        get_vel, c = self._p.getBaseVelocity, self._client
+        uids, m = [self._uids[j] for j in bodies], len(bodies)
+
+        def read() -> tuple[np.ndarray, np.ndarray]:
+            vw = [get_vel(u, physicsClientId=c) for u in uids]
+            v = np.array([a for a, _ in vw]).reshape(m, 3)
+            return v, np.array([b for _, b in vw]).reshape(m, 3)
+
+        return read
+
+    def contact_counter(self) -> Callable[[np.ndarray], int]:
+        """A function ``count(per_body)`` that adds to ``per_body``, shape (n,), each body's
+        number of contact points from the last step and returns the number of points. One
+        PyBullet call."""
+        get_contacts, c = self._p.getContactPoints, self._client
+        index = {uid: j for j, uid in enumerate(self._uids)}
+
+        def count(per_body: np.ndarray) -> int:
+            pts = get_contacts(physicsClientId=c)
+            for pt in pts:
+                for uid in (pt[1], pt[2]):
+                    j = index.get(uid)
+                    if j is not None:
+                        per_body[j] += 1
+            return len(pts)
+
+        return count
+
+    # ------------------------------------------------------------------ queries
+    def read_body(self, j: int) -> tuple[tuple[float, ...], ...]:
+        """Body ``j``'s centre-of-mass position, inertial-frame quaternion, linear and angular
+        velocity now, as PyBullet reports them (tuples)."""
+        x, q = self._p.getBasePositionAndOrientation(self._uids[j], physicsClientId=self._client)
+        v, w = self._p.getBaseVelocity(self._uids[j], physicsClientId=self._client)
+        return x, q, v, w
+
+    def set_pose(self, j: int, position: np.ndarray, q_inertial: np.ndarray) -> None:
+        """Move body ``j``'s centre of mass to ``position`` (3,), m, with its *inertial* frame at
+        quaternion ``q_inertial`` (4,); velocities are left alone."""
+        self._p.resetBasePositionAndOrientation(
+            self._uids[j],
+            np.asarray(position, dtype=float).tolist(),
+            np.asarray(q_inertial, dtype=float).tolist(),
+            physicsClientId=self._client,
         )
+
+    def detect_collisions(self) -> None:
+        """Update the contact points for the bodies where they stand, without stepping."""
+        self._p.performCollisionDetection(physicsClientId=self._client)
+
+    def contact_points(self, body: int | None = None) -> list[ContactPoint]:
+        """The contact points found by the last step or :meth:`detect_collisions` (of body
+        ``body`` as side A, or all), in PyBullet's order."""
+        if body is None:
+            pts = self._p.getContactPoints(physicsClientId=self._client)
+        else:
+            pts = self._p.getContactPoints(bodyA=self._uids[body], physicsClientId=self._client)
+        index = self._uid_index
+        return [ContactPoint(index[pt[1]], index[pt[2]], pt[5], pt[6], pt[7], pt[8]) for pt in pts]
+
+    def closest_distance(self, a: int, b: int, max_distance: float) -> float:
+        """Signed distance between bodies ``a`` and ``b`` (negative: penetration), m, from
+        PyBullet's closest points; ``max_distance`` when they are farther apart."""
+        pts = self._p.getClosestPoints(
+            self._uids[a], self._uids[b], max_distance, physicsClientId=self._client
+        )
+        return float(min((pt[8] for pt in pts), default=max_distance))
+
+    def aabb(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper corners, shape (3,), m, of body ``j``'s world bounding box."""
+        lo, hi = self._p.getAABB(self._uids[j], physicsClientId=self._client)
+        return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+    def dynamics_info(self, j: int) -> dict[str, Any]:
+        """What PyBullet holds for body ``j``: ``mass`` (kg), ``inertia_diagonal`` (principal
+        moments, kg·m²), ``inertial_position`` and ``inertial_orientation`` (in the body frame),
+        ``friction``, ``restitution``, ``rolling_friction``, ``spinning_friction``."""
+        info = self._p.getDynamicsInfo(self._uids[j], -1, physicsClientId=self._client)
+        return dict(zip(_DYNAMICS_INFO, info, strict=False))  # the first 8 of its 12 entries
+
+    # ------------------------------------------------------------------ viewer and images
+    @property
+    def error(self) -> type[Exception]:
+        """The exception PyBullet raises, e.g. for a call after the viewer window was closed."""
+        return self._p.error
+
+    def is_connected(self) -> bool:
+        """False once the client is gone (e.g. the viewer window was closed)."""
+        return self._client is not None and bool(self._p.isConnected(physicsClientId=self._client))
+
+    def freeze(self) -> None:
+        """No real-time stepping and no gravity: placed bodies stay put (replay)."""
+        self._p.setRealTimeSimulation(0, physicsClientId=self._client)
+        self._p.setGravity(0.0, 0.0, 0.0, physicsClientId=self._client)
+
+    def set_view(self, target: np.ndarray, distance: float, yaw: float, pitch: float) -> None:
+        """Point the viewer's camera at ``target`` (3,), m, from ``distance`` m, at ``yaw`` and
+        ``pitch`` degrees (z up)."""
+        self._p.resetDebugVisualizerCamera(
+            distance, yaw, pitch, [float(v) for v in target], physicsClientId=self._client
+        )
+
+    def show_text(self, text: str, position: np.ndarray, replace: int = -1) -> int:
+        """Show ``text`` at ``position`` (3,), m, in the viewer, in place of the text of id
+        ``replace`` (-1: none); returns the new text's id."""
+        return self._p.addUserDebugText(
+            text,
+            [float(v) for v in position],
+            textColorRGB=[0, 0, 0],
+            textSize=1.5,
+            replaceItemUniqueId=replace,
+            physicsClientId=self._client,
+        )
+
+    def camera(
+        self, target, distance: float, yaw: float, pitch: float, fov: float, aspect: float
+    ) -> tuple:
+        """A fixed camera for :meth:`render`: looking at ``target`` (3,), m, from ``distance``
+        m at ``yaw`` and ``pitch`` degrees (z up), vertical field of view ``fov`` degrees,
+        image width / height ``aspect``; the depth range is ``distance`` / 100 to × 100."""
+        p, c = self._p, self._client
+        view = p.computeViewMatrixFromYawPitchRoll(
+            [float(v) for v in target], distance, yaw, pitch, 0.0, 2, physicsClientId=c
+        )
+        proj = p.computeProjectionMatrixFOV(
+            fov, aspect, distance / 100.0, distance * 100.0, physicsClientId=c
+        )
+        return view, proj
+
+    def render(self, camera: tuple, width: int, height: int) -> np.ndarray:
+        """RGB image, shape (height, width, 3), uint8, of the bodies where they stand, seen by
+        ``camera`` (:meth:`camera`) with PyBullet's software renderer (no display needed)."""
+        view, proj = camera
+        p = self._p
+        _, _, rgba, _, _ = p.getCameraImage(
+            width, height, view, proj, renderer=p.ER_TINY_RENDERER, physicsClientId=self._client
+        )
+        return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, :3]
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
-        p, c, s = self.p, self.client, self.scene
+        p, c, s = self._p, self._client, self.scene
         p.resetSimulation(physicsClientId=c)
         if self.gui:
             p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=c)
@@ -289,14 +476,15 @@ class Engine:
         if s.settings.contact_erp is not None:
             params["contactERP"] = s.settings.contact_erp
         p.setPhysicsEngineParameter(physicsClientId=c, **params)
-        self.uids: list[int] = []
+        self._uids: list[int] = []
         self.frames: list[BodyFrame] = []
         for k, body in enumerate(s.bodies):
             colour = _GREY if body.fixed else _PALETTE[k % len(_PALETTE)]
             uid, frame = self._create_body(body, colour)
-            self.uids.append(uid)
+            self._uids.append(uid)
             self.frames.append(frame)
         self._index = {b.name: k for k, b in enumerate(s.bodies)}
+        self._uid_index = {uid: k for k, uid in enumerate(self._uids)}
         self._actions: list = []
         self._constraints: dict[str, list[int]] = {}
         prescribed_joints = {pr.joint: pr for pr in s.prescribed if pr.joint is not None}
@@ -313,7 +501,7 @@ class Engine:
             self._add_spring(spring)
 
     def _create_body(self, body: Body, colour) -> tuple[int, BodyFrame]:
-        p, c = self.p, self.client
+        p, c = self._p, self._client
         shape = body.shape
         rot = body.rotation
         if shape.type == "urdf":
@@ -341,7 +529,7 @@ class Engine:
             baseInertialFrameOrientation=q_p.tolist(),
             physicsClientId=c,
         )
-        dyn = _dynamics(body, self.scene.settings)
+        dyn = dynamics_arguments(body, self.scene.settings)
         if mass > 0:
             dyn["localInertiaDiagonal"] = moments.tolist()
         p.changeDynamics(uid, -1, physicsClientId=c, **dyn)
@@ -355,73 +543,33 @@ class Engine:
         return uid, BodyFrame(com, q_p, moments, J if mass > 0 else np.zeros((3, 3)), mass)
 
     def _shapes(self, body: Body, colour) -> tuple[int, int]:
-        p, c = self.p, self.client
-        shape = body.shape
-        kw: dict = {}
-        if shape.type == "sphere":
-            geom, kw = p.GEOM_SPHERE, {"radius": shape.radius}
-        elif shape.type == "box":
-            geom, kw = p.GEOM_BOX, {"halfExtents": list(shape.halves)}
-        elif shape.type == "cylinder":
-            geom = p.GEOM_CYLINDER
-            kw = {"radius": shape.radius, "height": shape.length}
-        elif shape.type == "capsule":
-            geom = p.GEOM_CAPSULE
-            kw = {"radius": shape.radius, "height": shape.length}
-        elif shape.type == "plane":
-            geom, kw = p.GEOM_PLANE, {"planeNormal": list(shape.normal)}
-        elif shape.type == "mesh":
-            path = resolve_file(shape.file, self.scene.base_dir)
-            if path is None:
-                raise SceneError(
-                    self.scene.source,
-                    f"bodies.{body.name}.shape.file",
-                    f"mesh file '{shape.file}' not found",
-                )
-            geom, kw = p.GEOM_MESH, {"fileName": str(path), "meshScale": list(shape.scale3)}
-        else:  # pragma: no cover - schema forbids
-            raise AssertionError(shape.type)
-        ckw = dict(kw)
-        if shape.type == "mesh" and shape.collision == "concave":
+        p, c = self._p, self._client
+        path = None
+        if body.shape.type == "mesh":
+            path = self._shape_file(body, f"mesh file '{body.shape.file}' not found")
+        args = shape_arguments(body.shape, path, plane_as_box=self.plane_as_box, visual=self.visual)
+        ckw = dict(args.collision)
+        if args.concave:
             ckw["flags"] = p.GEOM_FORCE_CONCAVE_TRIMESH
-        if shape.type == "cylinder":
-            ckw = {"radius": shape.radius, "height": shape.length}
-        if shape.type == "plane" and self.plane_as_box:
-            normal = np.asarray(shape.normal, dtype=float) / np.linalg.norm(shape.normal)
-            ckw = {
-                "halfExtents": [PLANE_BOX_HALF, PLANE_BOX_HALF, PLANE_BOX_DEPTH],
-                "collisionFrameOrientation": _z_to(normal).as_quat().tolist(),
-                "collisionFramePosition": (-PLANE_BOX_DEPTH * normal).tolist(),
-            }
-            col = p.createCollisionShape(p.GEOM_BOX, physicsClientId=c, **ckw)
-        else:
-            col = p.createCollisionShape(geom, physicsClientId=c, **ckw)
+        col = p.createCollisionShape(getattr(p, args.geometry), physicsClientId=c, **ckw)
         vis = -1
         if self.visual:
-            vkw = dict(kw)
-            if shape.type in ("cylinder", "capsule"):
-                vkw = {"radius": shape.radius, "length": shape.length}
-            if shape.type == "plane":  # drawn as a thin 20 m slab whose top face is the plane
-                normal = np.asarray(shape.normal, dtype=float) / np.linalg.norm(shape.normal)
-                vkw = {
-                    "halfExtents": [10, 10, 0.001],
-                    "visualFrameOrientation": _z_to(normal).as_quat().tolist(),
-                    "visualFramePosition": (-0.001 * normal).tolist(),
-                }
-                geom = p.GEOM_BOX
-                colour = (0.8, 0.8, 0.8, 1)
-            vis = p.createVisualShape(geom, rgbaColor=list(colour), physicsClientId=c, **vkw)
+            rgba = list(args.colour or colour)
+            geom = getattr(p, args.visual_geometry)
+            vis = p.createVisualShape(geom, rgbaColor=rgba, physicsClientId=c, **args.visual)
         return col, vis
 
-    def _load_urdf(self, body: Body) -> tuple[int, BodyFrame]:
-        p, c = self.p, self.client
+    def _shape_file(self, body: Body, missing: str) -> Path:
+        """The resolved file of a mesh or URDF body; a SceneError saying ``missing`` if none."""
         path = resolve_file(body.shape.file, self.scene.base_dir)
         if path is None:
-            raise SceneError(
-                self.scene.source,
-                f"bodies.{body.name}.shape.file",
-                f"URDF '{body.shape.file}' not found next to the scene or in PyBullet's data",
-            )
+            raise SceneError(self.scene.source, f"bodies.{body.name}.shape.file", missing)
+        return path
+
+    def _load_urdf(self, body: Body) -> tuple[int, BodyFrame]:
+        p, c = self._p, self._client
+        missing = f"URDF '{body.shape.file}' not found next to the scene or in PyBullet's data"
+        path = self._shape_file(body, missing)
         uid = p.loadURDF(
             str(path),
             list(body.position),
@@ -436,7 +584,9 @@ class Engine:
         if not np.any(q_p):
             q_p = np.array([0.0, 0.0, 0.0, 1.0])
         for link in range(-1, p.getNumJoints(uid, physicsClientId=c)):
-            p.changeDynamics(uid, link, physicsClientId=c, **_dynamics(body, self.scene.settings))
+            p.changeDynamics(
+                uid, link, physicsClientId=c, **dynamics_arguments(body, self.scene.settings)
+            )
         if not body.fixed:
             p.resetBaseVelocity(
                 uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
@@ -450,8 +600,8 @@ class Engine:
         """PyBullet id, COM position and inertial-frame rotation of a body (or the world)."""
         if name == WORLD:
             return -1, np.zeros(3), Rotation.identity()
-        uid = self.uids[self._index[name]]
-        pos, q = self.p.getBasePositionAndOrientation(uid, physicsClientId=self.client)
+        uid = self._uids[self._index[name]]
+        pos, q = self._p.getBasePositionAndOrientation(uid, physicsClientId=self._client)
         return uid, np.asarray(pos), Rotation.from_quat(q)
 
     def _frame_in(self, name: str, point, rot: Rotation) -> tuple[list, list]:
@@ -463,7 +613,7 @@ class Engine:
     def _create_joint(self, joint: Joint, prescribed) -> list[int]:
         # PyBullet's parent is our child (always a body); PyBullet's child is our parent, which
         # may be the world (-1). Frames are expressed in each side's inertial (COM) frame.
-        p, c = self.p, self.client
+        p, c = self._p, self._client
         child_uid, child_x, _ = self._pose(joint.child)
         par_uid, _, _ = self._pose(joint.parent)
         anchor = np.asarray(joint.anchor if joint.anchor is not None else child_x, dtype=float)
@@ -472,7 +622,7 @@ class Engine:
             axis = np.asarray(joint.axis, dtype=float)
             axis = axis / np.linalg.norm(axis)
         # Joint frame at t = 0: origin at the anchor, z along the axis (when there is one).
-        jrot = _z_to(axis) if axis is not None else Rotation.identity()
+        jrot = z_to(axis) if axis is not None else Rotation.identity()
         force = joint.max_force
         ids: list[int] = []
 
@@ -544,7 +694,7 @@ class Engine:
         return ids
 
     def _prescribe_body(self, pr) -> None:
-        p, c = self.p, self.client
+        p, c = self._p, self._client
         k = self._index[pr.body]
         uid, x0, r0 = self._pose(pr.body)
         cid = p.createConstraint(
@@ -577,7 +727,7 @@ class Engine:
         frame = self.frames[k]
         if frame.mass == 0.0:
             return
-        p, c, uid = self.p, self.client, self.uids[k]
+        p, c, uid = self._p, self._client, self._uids[k]
         wf = p.WORLD_FRAME
         if body.drag is not None:
             coef = body.drag.coefficient(frame.mass) * frame.mass  # m c, kg/m
@@ -607,7 +757,7 @@ class Engine:
             )
 
     def _add_spring(self, spring) -> None:
-        p, c = self.p, self.client
+        p, c = self._p, self._client
         wf = p.WORLD_FRAME
         anchor = np.asarray(spring.anchor, dtype=float)
         sides = []
@@ -616,13 +766,7 @@ class Engine:
             # attachment point in the inertial frame, and the initial inertial rotation
             sides.append((uid, r.inv().apply(anchor - x), r))
         (ua, la, ra0), (ub, lb, rb0) = sides
-        rel0 = ra0.inv() * rb0  # relative rotation b w.r.t. a at t = 0
-        K = np.asarray(spring.stiffness)
-        C = np.asarray(spring.damping)
-        Kr = np.asarray(spring.rotational_stiffness)
-        Cr = np.asarray(spring.rotational_damping)
-        F0 = np.asarray(spring.preload)
-        T0 = np.asarray(spring.preload_torque)
+        law = SpringLaw.of(spring, ra0, rb0)
 
         def read(uid, local):
             if uid == -1:
@@ -638,18 +782,7 @@ class Engine:
         def act(t):
             pa, va, ra, wa, _ = read(ua, la)
             pb, vb, rb, wb, _ = read(ub, lb)
-            axes = ra * ra0.inv()  # spring axes (world at t = 0) -> world now
-            d = axes.inv().apply(pb - pa)
-            dd = axes.inv().apply(vb - va)
-            # small rotation of b relative to a since t = 0, in a's inertial frame, then in the
-            # spring axes (world axes at t = 0 carried by a)
-            delta_a = ((ra.inv() * rb) * rel0.inv()).as_rotvec()
-            theta = ra0.apply(delta_a)
-            wrel = axes.inv().apply(wb - wa)
-            f_local = F0 - K * d - C * dd
-            tau_local = T0 - Kr * theta - Cr * wrel
-            f = axes.apply(f_local)
-            tau = axes.apply(tau_local)
+            f, tau = law.wrench(pa, va, ra, wa, pb, vb, rb, wb)
             if ub != -1:
                 p.applyExternalForce(ub, -1, f.tolist(), pb.tolist(), wf, physicsClientId=c)
                 p.applyExternalTorque(ub, -1, tau.tolist(), wf, physicsClientId=c)
@@ -658,43 +791,3 @@ class Engine:
                 p.applyExternalTorque(ua, -1, (-tau).tolist(), wf, physicsClientId=c)
 
         self._actions.append(act)
-
-    # ------------------------------------------------------------------ reading
-    def _read_inertial(self):
-        p, c = self.p, self.client
-        n = len(self.uids)
-        pos = np.empty((n, 3))
-        q = np.empty((n, 4))
-        v = np.empty((n, 3))
-        w = np.empty((n, 3))
-        for j, uid in enumerate(self.uids):
-            pos[j], q[j] = p.getBasePositionAndOrientation(uid, physicsClientId=c)
-            v[j], w[j] = p.getBaseVelocity(uid, physicsClientId=c)
-        return pos, q, v, w
-
-
-def _dynamics(body: Body, settings: Settings) -> dict:
-    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material, and
-    the scene's contact processing threshold if it sets one."""
-    dyn = dict(
-        linearDamping=0.0,
-        angularDamping=0.0,
-        maxJointVelocity=MAX_SPEED,
-        lateralFriction=body.material.friction,
-        rollingFriction=body.material.rolling_friction,
-        spinningFriction=body.material.spinning_friction,
-        restitution=body.material.restitution,
-    )
-    if settings.contact_processing_threshold is not None:
-        dyn["contactProcessingThreshold"] = settings.contact_processing_threshold
-    return dyn
-
-
-def _z_to(axis: np.ndarray) -> Rotation:
-    """A rotation taking the z axis onto ``axis`` (unit)."""
-    z = np.array([0.0, 0.0, 1.0])
-    cross = np.cross(z, axis)
-    s = np.linalg.norm(cross)
-    if s < 1e-12:
-        return Rotation.identity() if axis[2] > 0 else Rotation.from_rotvec([np.pi, 0.0, 0.0])
-    return Rotation.from_rotvec(cross / s * np.arctan2(s, float(np.dot(z, axis))))

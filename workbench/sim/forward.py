@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.observers import kinetic_energy, observer_channel, observer_info
-from workbench.scene.model import Scene
 from workbench.sim.state import Trajectory
 
 __all__ = ["run_scene", "record_times"]
@@ -76,47 +76,27 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
     need_acc = any(o.quantity in _ACCELERATIONS for o in scene.observers)
     # Contact counts cost one getContactPoints call per record: only when an observer asks.
     need_contacts = any(o.quantity == "contact_count" for o in scene.observers)
-    p, client, uids = engine.p, engine.client, engine.uids
-    get_pose, get_vel = p.getBasePositionAndOrientation, p.getBaseVelocity
     # Static bodies never move: read them once, not at every record.
     moving = [j for j, f in enumerate(engine.frames) if f.mass > 0]
-    moving_uids = [uids[j] for j in moving]
     m = len(moving)
     rows: list[list[float]] = []  # per record: 13 floats (x, q, v, w) per moving body
     acc = np.zeros((nt, m, 3)) if need_acc else None
     alp = np.zeros((nt, m, 3)) if need_acc else None
     contacts = np.zeros((nt, n), dtype=np.int64)
     contact_total = np.zeros(nt, dtype=np.int64)
-    uid_index = {uid: j for j, uid in enumerate(uids)}
+    # Readers built once: the same PyBullet calls per record as a bare loop's.
+    read_row = engine.state_reader(moving)
+    read_velocities = engine.velocity_reader(moving)
+    count_contacts = engine.contact_counter() if need_contacts else None
 
     def record(k: int) -> None:
-        row: list[float] = []
-        for u in moving_uids:
-            x, q = get_pose(u, physicsClientId=client)
-            v, w = get_vel(u, physicsClientId=client)
-            row += x
-            row += q
-            row += v
-            row += w
-        rows.append(row)
+        rows.append(read_row())
         if need_contacts:
-            pts = p.getContactPoints(physicsClientId=client)
-            contact_total[k] = len(pts)
-            for pt in pts:
-                for uid in (pt[1], pt[2]):
-                    j = uid_index.get(uid)
-                    if j is not None:
-                        contacts[k, j] += 1
+            contact_total[k] = count_contacts(contacts[k])
 
     def velocities(row: list[float]) -> tuple[np.ndarray, np.ndarray]:
         r = np.asarray(row).reshape(m, 13)
         return r[:, 7:10], r[:, 10:13]
-
-    def read_velocities() -> tuple[np.ndarray, np.ndarray]:
-        vw = [get_vel(u, physicsClientId=client) for u in moving_uids]
-        return np.array([a for a, _ in vw]).reshape(m, 3), np.array([b for _, b in vw]).reshape(
-            m, 3
-        )
 
     def first_bad(start: int) -> int | None:
         """Index of the first non-finite record from ``start`` on, or None."""
@@ -124,46 +104,33 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         bad = ~np.isfinite(block).all(axis=1)
         return start + int(np.argmax(bad)) if bad.any() else None
 
-    has_actions = engine.has_step_forces
-    step_sim = p.stepSimulation
-    done = 0  # steps taken
-
-    def advance(count: int) -> None:
-        nonlocal done
-        if has_actions:
-            for _ in range(count):
-                engine.step(done * dt)
-                done += 1
-        else:  # the same tight loop a bare PyBullet script runs
-            for _ in range(count):
-                step_sim(physicsClientId=client)
-            done += count
-
+    advance = engine.stepper()  # advance(first, count): steps first, ..., first + count - 1
     status, message, n_ok = "ok", "", nt
     checked = 0
     record(0)
     report_every = max(1, (nt - 1) // 100)
     for k in range(1, nt):
+        first = (k - 1) * stride  # steps taken before this record's
         if need_acc:
             # Accelerations: the velocity change over the step ending at each record, / dt,
             # which needs the velocities one step before each record.
             if k == 1:
                 v0, w0 = velocities(rows[0])
-                advance(1)
+                advance(0, 1)
                 v1, w1 = read_velocities()
                 acc[0], alp[0] = (v1 - v0) / dt, (w1 - w0) / dt  # record 0: the first step
                 if stride == 1:
                     prev_v, prev_w = v0, w0
                 else:
-                    advance(stride - 2)
+                    advance(1, stride - 2)
                     prev_v, prev_w = read_velocities()
-                    advance(1)
+                    advance(stride - 1, 1)
             else:
-                advance(stride - 1)
+                advance(first, stride - 1)
                 prev_v, prev_w = read_velocities()
-                advance(1)
+                advance(first + stride - 1, 1)
         else:
-            advance(stride)
+            advance(first, stride)
         record(k)
         if need_acc:
             v, w = velocities(rows[k])
@@ -175,7 +142,7 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
                 status, n_ok = "nonfinite", bad
                 break
         if progress is not None and k % report_every == 0:
-            progress(done, n_steps)
+            progress(k * stride, n_steps)
     if progress is not None and status == "ok":
         progress(n_steps, n_steps)
 
@@ -239,7 +206,7 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
 
 def _fill_static(engine: Engine, moving: list[int], flat: np.ndarray):
     """Full (nt, n, k) state arrays: recorded moving bodies plus constant static bodies."""
-    nt, n = flat.shape[0], len(engine.uids)
+    nt, n = flat.shape[0], engine.n_bodies
     pos, q, v, w = (
         np.zeros((nt, n, 3)),
         np.zeros((nt, n, 4)),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["State", "Trajectory", "STATE_FIELDS"]
+__all__ = ["State", "Trajectory", "RecordShape", "STATE_FIELDS"]
 
 #: Names and trailing sizes of the per-body state arrays, in storage order.
 STATE_FIELDS: dict[str, int] = {
@@ -69,8 +69,21 @@ class State:
         return ok
 
 
+class RecordShape:
+    """``n_times`` and ``n_bodies`` of anything recorded with a ``time`` array, shape (nt,), and
+    ``body_names``: a :class:`Trajectory`, or the schema of a store of them."""
+
+    @property
+    def n_times(self) -> int:
+        return int(self.time.shape[0])
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.body_names)
+
+
 @dataclass
-class Trajectory:
+class Trajectory(RecordShape):
     """Recorded states of one run.
 
     Attributes
@@ -107,14 +120,6 @@ class Trajectory:
     params: dict[str, np.ndarray] = field(default_factory=dict)
     status: str = "ok"
     message: str = ""
-
-    @property
-    def n_times(self) -> int:
-        return int(self.time.shape[0])
-
-    @property
-    def n_bodies(self) -> int:
-        return len(self.body_names)
 
     def state(self, i: int) -> State:
         """The :class:`State` at record ``i`` (negative indices count from the end)."""

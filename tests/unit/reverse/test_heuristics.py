@@ -252,3 +252,26 @@ def test_a_hint_overrides_the_free_to_bounce_test_unless_the_body_is_pinned(decl
         assert v_bottom == pytest.approx(-0.15, rel=1e-9) and rep.goals_dropped == 0
     else:
         assert abs(v_bottom) <= 1e-12 and rep.goals_dropped == 4
+
+
+def test_hints_files_are_read_by_the_one_spec_reader(tmp_path):
+    """``load_hints`` reads through :func:`workbench.specs.read_document`: a YAML mistake names
+    its line and column, a spec given as hints names the command that runs it."""
+    from reverse.hints import load_hints
+    from workbench.errors import SceneError
+
+    names = ("floor", "block")
+    good = tmp_path / "h.yaml"
+    good.write_text("hints:\n  - {body: block, bounce: 0.1, at: 0.2}\n")
+    (hint,) = load_hints(good, names)
+    assert (hint.body, hint.kind, hint.speed, hint.at) == ("block", "bounce", 0.1, 0.2)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("hints:\n  - {body: block, free: true\n")
+    with pytest.raises(SceneError, match="YAML syntax error at line 3, column 1"):
+        load_hints(bad, names)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("kind: inverse\n")
+    with pytest.raises(SceneError, match="not a hints file: run it with `workbench inverse"):
+        load_hints(spec, names)
+    with pytest.raises(SceneError, match="file not found"):
+        load_hints(tmp_path / "none.yaml", names)

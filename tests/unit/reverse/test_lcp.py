@@ -19,10 +19,10 @@ from reverse.lcp import (
     VERIFY_RTOL,
     LCPError,
     lcp_residual,
-    random_contact_lcp,
     solve_lcp,
     solve_lcp_enumeration,
 )
+from tests.lcp_problems import random_contact_lcp
 
 # Drake compares with 5e-14 (absolute) for UnrevisedLemkeSolver; our answers are re-solved from
 # the final basis, so the same bound holds.

@@ -14,27 +14,20 @@ G = 9.81
 DT = 1e-3
 
 
+def one_body(name, mass, inertia):
+    """A single body under gravity: ``inertia`` (3, 3), kg m², no torque."""
+    weight = np.array([[0.0, 0.0, -mass * G]])
+    return RigidBodies((name,), np.array([mass]), inertia[None], weight, np.zeros((1, 3)))
+
+
 def box_rigid(mass=2.0, half=(0.1, 0.15, 0.05)):
     hx, hy, hz = half
     inertia = mass / 3.0 * np.diag([hy**2 + hz**2, hx**2 + hz**2, hx**2 + hy**2])
-    return RigidBodies(
-        ("box",),
-        np.array([mass]),
-        inertia[None],
-        np.array([[0.0, 0.0, -mass * G]]),
-        np.zeros((1, 3)),
-    )
+    return one_body("box", mass, inertia)
 
 
 def sphere_rigid(mass=1.0, r=0.1):
-    inertia = 0.4 * mass * r**2 * np.eye(3)
-    return RigidBodies(
-        ("ball",),
-        np.array([mass]),
-        inertia[None],
-        np.array([[0.0, 0.0, -mass * G]]),
-        np.zeros((1, 3)),
-    )
+    return one_body("ball", mass, 0.4 * mass * r**2 * np.eye(3))
 
 
 def ground_contacts(points, mu=0.5, rho=0.0, spin=0.0, alpha=0.0):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from uncertainty.examples import du_impact as du
 from uncertainty.distributions import IndependentTransform
 from uncertainty.errors import UncertaintyError
+from uncertainty.examples import du_impact as du
 from uncertainty.inverse import (
     InverseProblem,
     double_loop_form,

@@ -18,6 +18,7 @@ from scipy import stats
 from scipy.spatial.transform import Rotation
 
 from tests.conftest import cli_env
+from uncertainty import centre_of_mass, random_inertia
 from uncertainty import random_body as rb
 from uncertainty.distributions import DISTRIBUTIONS, make_distribution
 from uncertainty.errors import UncertaintyError
@@ -227,7 +228,7 @@ def test_paper_com_box():
     )
     # the x-centre for which the paper's λ_x gives E[x] = 0.6
     s = PAPER_LAMBDA_R[0] * 0.25
-    x_fit = PAPER_R0[0] + 0.25 * float(rb._langevin(s))
+    x_fit = PAPER_R0[0] + 0.25 * float(centre_of_mass._langevin(s))
     print(f"\ncentre (0, 0, 0.55): r0 outside D -> {err.value}")
     print(f"centre (0.55, 0, 0.5): lambda_r = {lam} /m, C0 = {c0:.6g} /m^3 (origin O), ")
     print(f"  C0 = {c0_centred:.6g} /m^3 relative to the box centre")
@@ -309,7 +310,7 @@ def test_sg0_is_the_wishart_law_and_eq58_normalizes_it():
     for f in (lambda a: np.trace(a, axis1=1, axis2=2), lambda a: a[:, 2, 2], lambda a: a[:, 0, 1]):
         assert stats.ks_2samp(f(G), f(ref)).pvalue > KS_PMIN
     log_norm_wishart = W.logpdf(np.eye(3)) + 0.5 * nu * 3  # density at I = C e^(-tr(ν I)/2)
-    assert rb._log_sg0_normalizer(delta) == pytest.approx(
+    assert random_inertia._log_sg0_normalizer(delta) == pytest.approx(
         log_norm_wishart - 1.5 * math.log(2), rel=1e-12
     )
 

@@ -16,14 +16,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from uncertainty import reliability_counts
 from uncertainty import validation as V
 from uncertainty.errors import UncertaintyError
-from uncertainty.random_fields import (
-    gaussian_process,
-    lognormal_parameters,
-    sample_lognormal,
-    squared_exponential_correlation,
-)
 from uncertainty.examples.validation import (
     BEAM_BIAS_START,
     BeamProblem,
@@ -33,6 +28,12 @@ from uncertainty.examples.validation import (
     beam_experiments,
     beam_model_chunks,
     chain_bias,
+)
+from uncertainty.random_fields import (
+    gaussian_process,
+    lognormal_parameters,
+    sample_lognormal,
+    squared_exponential_correlation,
 )
 
 
@@ -80,12 +81,17 @@ def ref_single(ym, yd, *, epsilon=None, lam=None):
     return inst, fp, acc
 
 
+def _sites_setup(models, exps, epsilon):
+    """Threshold per site, empty curves and every combination (j_1..j_N) of experiments."""
+    eps = epsilon if isinstance(epsilon, list) else [epsilon] * len(models)
+    out = {"instantaneous": [], "first_passage": [], "accumulated": []}
+    return eps, out, list(itertools.product(*[range(len(e)) for e in exps]))
+
+
 def ref_sites_independent(models, exps, *, epsilon=None, lam=None):
     """Eq. (9), (21), (28): sum over (j_1..j_N) of products of per-site probabilities."""
     N, n_t = len(models), len(models[0][0])
-    eps = epsilon if isinstance(epsilon, list) else [epsilon] * N
-    out = {"instantaneous": [], "first_passage": [], "accumulated": []}
-    combos = list(itertools.product(*[range(len(e)) for e in exps]))
+    eps, out, combos = _sites_setup(models, exps, epsilon)
     for q in range(n_t):
         tot = dict.fromkeys(out, Fraction(0))
         for js in combos:
@@ -115,9 +121,7 @@ def ref_sites_correlated(models, exps, *, epsilon=None, lam=None):
     the fraction of realizations for which every site is inside (instantaneous, first passage);
     for the accumulated metric each site's instant is drawn independently given k."""
     N, M, n_t = len(models), len(models[0]), len(models[0][0])
-    eps = epsilon if isinstance(epsilon, list) else [epsilon] * N
-    out = {"instantaneous": [], "first_passage": [], "accumulated": []}
-    combos = list(itertools.product(*[range(len(e)) for e in exps]))
+    eps, out, combos = _sites_setup(models, exps, epsilon)
     for q in range(n_t):
         tot = dict.fromkeys(out, Fraction(0))
         for js in combos:
@@ -358,7 +362,7 @@ def test_big_integer_fallback_equals_int64_path(monkeypatch):
     models = [g.normal(1.0, 1.0, (50, 15)) for _ in range(3)]
     exps = [g.normal(1.0, 1.0, (3, 15)) for _ in range(3)]
     fast = V.validation_metrics(models, exps, lam=0.7)
-    monkeypatch.setattr(V, "_INT64_LIMIT", 1)
+    monkeypatch.setattr(reliability_counts, "_INT64_LIMIT", 1)
     slow = V.validation_metrics(models, exps, lam=0.7)
     for name in V.METRICS:
         assert np.array_equal(fast.metric(name), slow.metric(name))

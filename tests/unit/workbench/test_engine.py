@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from workbench.scene.model import scene_from_dict
 from workbench.sim.engine import Engine
 from workbench.sim.forward import run_scene
-from workbench.scene.model import scene_from_dict
 
 J = [[2.0, 0.3, -0.2], [0.3, 1.5, 0.1], [-0.2, 0.1, 1.0]]
 
@@ -60,9 +60,9 @@ def test_realized_inertia_reaches_pybullet():
     scene = _scene()
     with Engine(scene) as eng:
         frame = eng.frames[0]
-        info = eng.p.getDynamicsInfo(eng.uids[0], -1, physicsClientId=eng.client)
-    assert info[0] == 3.0
-    assert np.allclose(sorted(info[2]), sorted(np.linalg.eigvalsh(J)), rtol=1e-12)
+        info = eng.dynamics_info(0)
+    assert info["mass"] == 3.0
+    assert np.allclose(sorted(info["inertia_diagonal"]), sorted(np.linalg.eigvalsh(J)), rtol=1e-12)
     Rp = Rotation.from_quat(frame.principal).as_matrix()
     assert np.allclose(Rp @ np.diag(frame.moments) @ Rp.T, J, atol=1e-12)
 
@@ -94,9 +94,10 @@ def test_material_values_are_set_on_the_body():
         }
     )
     with Engine(scene) as eng:
-        info = eng.p.getDynamicsInfo(eng.uids[0], -1, physicsClientId=eng.client)
-    assert info[1] == pytest.approx(0.3) and info[5] == pytest.approx(0.5)
-    assert info[6] == pytest.approx(0.01) and info[7] == pytest.approx(0.02)
+        info = eng.dynamics_info(0)
+    assert info["friction"] == pytest.approx(0.3) and info["restitution"] == pytest.approx(0.5)
+    assert info["rolling_friction"] == pytest.approx(0.01)
+    assert info["spinning_friction"] == pytest.approx(0.02)
 
 
 def test_rebuild_is_bit_reproducible():

@@ -8,6 +8,8 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 from workbench.scene import inertia as I
+
+
 def _mesh_inertia(mesh, mass):
     mesh.density = mass / mesh.volume
     return mesh.moment_inertia

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import REPO, SCENES, SPECS
-from workbench.scene.catalog import is_scene_file
+from tests.conftest import REPO, SPECS
 from workbench.analysis.inference import (
     SpecError,
     inference_report,
@@ -19,6 +18,7 @@ from workbench.analysis.inference import (
     run_design,
     run_inference,
 )
+from workbench.scene.catalog import is_scene_file
 
 EXAMPLES = [SPECS / f"falling_object_example{k}.yaml" for k in (1, 2, 3)]
 
@@ -178,3 +178,20 @@ def test_design_from_a_spec():
     assert one.times[0] == pytest.approx(20.0, abs=1e-6) and one.converged  # as late as possible
     assert two.times[1] == pytest.approx(20.0) and abs(two.times[0] - 11.56) < 0.01
     assert run.curve.shape == (1, run.curve_t.size)
+
+
+def test_fit_curves_are_computed_by_the_driver_not_the_figure():
+    """``fit_curves``: the MAP prediction on a dense grid over the data (function models), the
+    arrays ``workbench infer --plot`` draws; at the data's x it is the posterior's model."""
+    from workbench.analysis.inference import FIT_POINTS, fit_curves
+
+    result = run_inference(load_spec(EXAMPLES[1], {"case": 3}))
+    fit = fit_curves(result, reference={"c": 0.106, "t0": 1.0})
+    assert [label for label, _ in fit.curves] == ["MAP", "reference"]
+    assert fit.x.shape == (FIT_POINTS,) and fit.x[0] < result.spec.x.min()
+    assert all(y.shape == fit.x.shape and np.all(np.isfinite(y)) for _, y in fit.curves)
+    at_data = result.posterior.model.evaluate(result.map.x[: len(result.spec.names)])
+    # linear interpolation error on the grid: h²/8 max|z''|, and |z''| <= g for a falling body
+    h = fit.x[1] - fit.x[0]
+    error = np.interp(result.spec.x, fit.x, fit.curves[0][1]) - at_data
+    assert np.max(np.abs(error)) <= h**2 / 8 * 9.81

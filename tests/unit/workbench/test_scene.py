@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -11,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SCENES
-from workbench.scene.catalog import is_scene_file
 from workbench.cli.main import main
 from workbench.errors import SceneError
+from workbench.scene.catalog import is_scene_file
 from workbench.scene.loader import load_scene, parse_override, scene_from_json, scene_to_json
 from workbench.scene.model import scene_from_dict
 
@@ -263,3 +264,55 @@ def test_mutated_scenes_fail_with_one_line(tmp_path, capsys, base, data):
 def test_scene_from_dict_reports_source():
     with pytest.raises(SceneError, match=r"^<scene>: bodies"):
         scene_from_dict({"bodies": "none"})
+
+
+def test_one_reader_tells_documents_apart(tmp_path):
+    """``workbench.specs.document_kind``: the catalog lists scenes (and broken YAML, so that
+    `workbench check` can explain it), not specs or hints files."""
+    from workbench.specs import document_kind
+
+    docs = {
+        "s.yaml": "bodies: []\n",
+        "i.yaml": "kind: inference\n",
+        "v.yaml": "kind: inverse\nbodies: []\n",
+        "h.yaml": "hints: []\n",
+        "b.yaml": "bodies: [\n",
+        "p.py": "def build():\n    return {}\n",
+        "n.py": "x = 1\n",
+    }
+    for name, text in docs.items():
+        (tmp_path / name).write_text(text)
+    kinds = {name: document_kind(tmp_path / name) for name in docs}
+    assert kinds == {
+        "s.yaml": "scene",
+        "i.yaml": "inference",
+        "v.yaml": "inverse",
+        "h.yaml": "hints",
+        "b.yaml": "invalid",
+        "p.py": "scene",
+        "n.py": None,
+    }
+    listed = {name for name in docs if is_scene_file(tmp_path / name)}
+    assert listed == {"s.yaml", "b.yaml", "p.py"}
+
+
+def test_user_code_errors_name_the_file(tmp_path):
+    """Scene scripts and ``module:name`` / ``file.py:name`` references are loaded by one
+    function, :func:`workbench.specs.load_user_object`."""
+    from workbench.specs import UserCodeError, load_user_object
+
+    script = tmp_path / "s.py"
+    script.write_text("raise ValueError('boom')\n")
+    with pytest.raises(SceneError, match=r"s\.py: the script raised ValueError: boom"):
+        load_scene(script)
+    (tmp_path / "f.py").write_text("def f(x):\n    return x\n")
+    assert load_user_object("f.py:f", base_dir=tmp_path)(3) == 3
+    assert load_user_object("f.py:g", base_dir=tmp_path) is None
+    assert load_user_object("math:sqrt") is __import__("math").sqrt
+    for ref, words in (
+        ("nocolon", "expected 'module:name' or 'file.py:name'"),
+        ("g.py:f", "g.py: file not found"),
+        ("no_such_module_x:f", "cannot import no_such_module_x (ModuleNotFoundError"),
+    ):
+        with pytest.raises(UserCodeError, match=re.escape(words)):
+            load_user_object(ref, base_dir=tmp_path)

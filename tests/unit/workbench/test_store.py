@@ -1,4 +1,5 @@
-"""Tests of :mod:`workbench.store`: round trips against the in-memory Trajectory (the reference)."""
+"""Tests of :mod:`workbench.store`: round trips against the in-memory Trajectory (the reference),
+and the HDF5 store against the in-memory store (the same sequence of writes, the same reads)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ import h5py
 import numpy as np
 import pytest
 
-from workbench import store as store_module
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store import (
     FORMAT_VERSION,
+    BatchWriter,
+    MemoryStore,
     StoreSchema,
     TrajectoryStore,
     describe,
     read_trajectory,
     write_trajectory,
 )
+from workbench.store import hdf5 as hdf5_module
 
 NT = 25
 BODIES = ("ball", "box")
@@ -101,14 +104,15 @@ def test_round_trip_single_run(tmp_path):
         assert store.schema == StoreSchema.from_trajectory(traj)
         assert store.completed.tolist() == [True]
         assert store.missing().size == 0
-        ds = store._f["states/position"]
+    with h5py.File(path, "r") as f:  # the layout on disk
+        ds = f["states/position"]
         assert ds.chunks == (1, NT, 2, 3)
         assert ds.compression == "lzf" and ds.shuffle
         assert np.isnan(ds.fillvalue)
-        assert store._f["observers/tip"].attrs["unit"] == "m"
-        assert list(store._f["observers/tip"].attrs["components"]) == ["x", "y", "z"]
-        assert store._f["params/box/inertia"].shape == (1, 3, 3)
-        assert store._f["params/ball/mass"].shape == (1,)
+        assert f["observers/tip"].attrs["unit"] == "m"
+        assert list(f["observers/tip"].attrs["components"]) == ["x", "y", "z"]
+        assert f["params/box/inertia"].shape == (1, 3, 3)
+        assert f["params/ball/mass"].shape == (1,)
 
 
 def test_seed_entropy_none_is_empty_string(tmp_path):
@@ -160,13 +164,13 @@ def test_early_stop_is_truncated(tmp_path):
         assert_same(got, stopped)
         assert got.status == "nonfinite"
         assert got.message == "box: NaN at t=0.1 s"
-        assert store._f["recorded"][()].tolist() == [NT, 11]
-        assert np.all(np.isnan(store._f["states/position"][1, 11:]))
-        assert np.all(np.isnan(store._f["observers/tip"][1, 11:]))
-        assert np.all(np.isnan(store._f["diagnostics/kinetic_energy"][1, 11:]))
+        assert store.recorded.tolist() == [NT, 11]
+        assert np.all(np.isnan(store.read_array("states/position")[1, 11:]))
+        assert np.all(np.isnan(store.read_array("observers/tip")[1, 11:]))
+        assert np.all(np.isnan(store.read_array("diagnostics/kinetic_energy")[1, 11:]))
         # rewriting a longer realization with a shorter one leaves no stale records behind
         store.write(0, stopped)
-        assert np.all(np.isnan(store._f["states/orientation"][0, 11:]))
+        assert np.all(np.isnan(store.read_array("states/orientation")[0, 11:]))
         assert_same(store.read(0), stopped)
     info = describe(path)
     assert info["failed"] == [
@@ -270,7 +274,7 @@ def test_failed_create_keeps_old_file_and_removes_temp(tmp_path, monkeypatch):
         f.create_dataset("time", data=np.zeros(3))
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(store_module, "_init_file", broken)
+    monkeypatch.setattr(hdf5_module, "_init_file", broken)
     with pytest.raises(RuntimeError, match="disk on fire"):
         TrajectoryStore.create(path, StoreSchema.from_trajectory(make_trajectory(9)), 2)
     assert path.read_bytes() == b"old contents"
@@ -349,10 +353,6 @@ def test_write_many_equals_single_writes(tmp_path):
 def test_describe_lists_an_unreadable_object_and_goes_on(tmp_path):
     """A writer killed while HDF5 extended an object header can leave one object unreadable
     (seen once in CI); the summary marks it and lists the rest instead of failing."""
-    import h5py
-
-    from workbench.store import _dataset_summaries
-
     path = tmp_path / "x.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("a", data=np.arange(3))
@@ -371,6 +371,116 @@ def test_describe_lists_an_unreadable_object_and_goes_on(tmp_path):
             return self.group[name]
 
     with h5py.File(path, "r") as f:
-        out = _dataset_summaries(Broken(f))
+        out = hdf5_module._dataset_summaries(Broken(f))
     assert out["/a"]["shape"] == [3] and out["/g/b"]["shape"] == [2, 2]
     assert "addr overflow" in out["/bad"]["unreadable"]
+
+
+# ------------------------------------------------------------- the file against the reference
+def _same_store(got, want) -> None:
+    """Every public read of ``got`` equals that of ``want``."""
+    assert got.schema == want.schema and got.n_realizations == want.n_realizations
+    done = want.completed
+    assert np.array_equal(got.completed, done)
+    assert np.array_equal(got.missing(), want.missing())
+    assert np.array_equal(got.recorded[done], want.recorded[done])
+    assert got.statuses() == want.statuses()
+    for i in np.flatnonzero(done):
+        assert_same(got.read(i), want.read(i))
+    for name in want.schema.row_shapes():
+        a, b = got.read_array(name), want.read_array(name)
+        assert a.tobytes() == b.tobytes(), name
+    rows = np.arange(want.n_realizations) % 3 != 1
+    for chunk in (1, 2, 5, 100):
+        for kw in ({}, {"rows": rows}, {"component": 2}, {"rows": rows, "component": 0}):
+            a = list(got.iter_rows("observers/tip", chunk, **kw))
+            b = list(want.iter_rows("observers/tip", chunk, **kw))
+            assert [x.tobytes() for x in a] == [y.tobytes() for y in b], (chunk, kw)
+            assert all(1 <= x.shape[0] <= chunk for x in a)
+    nominal, reference = got.read_nominal(), want.read_nominal()
+    assert (nominal is None) == (reference is None)
+    if reference is not None:
+        assert_same(nominal, reference)
+
+
+def test_hdf5_store_equals_memory_store(tmp_path):
+    trajs = [make_trajectory(40 + i) for i in range(7)]
+    stopped = make_trajectory(50, status="nonfinite", message="box: NaN").truncated(9)
+    schema = StoreSchema.from_trajectory(trajs[0])
+    path = tmp_path / "s.h5"
+    memory = MemoryStore(schema, 7, nominal=trajs[6])
+    with TrajectoryStore.create(path, schema, 7, nominal=trajs[6]) as disk:
+        for store in (disk, memory):
+            store.write(2, trajs[2])
+            store.write_many([(5, trajs[5]), (0, stopped), (3, trajs[3])])
+            store.write(2, stopped)  # a rewrite
+            with pytest.raises(StoreError, match="record times"):  # nothing of the batch lands
+                store.write_many([(1, trajs[1]), (4, _with(trajs[4], time=trajs[4].time * 2))])
+            with pytest.raises(StoreError, match="not completed"):
+                store.read(1)
+            with pytest.raises(StoreError, match="out of range"):
+                store.write(7, trajs[0])
+            with pytest.raises(StoreError, match="no dataset 'observers/nope'"):
+                store.read_array("observers/nope")
+        _same_store(disk, memory)
+    with TrajectoryStore.open(path) as disk:
+        _same_store(disk, memory)
+
+
+def test_iter_rows_streams_the_completed_rows(tmp_path):
+    trajs = [make_trajectory(60 + i) for i in range(5)]
+    with TrajectoryStore.create(tmp_path / "s.h5", StoreSchema.from_trajectory(trajs[0]), 5) as st:
+        st.write_many([(i, trajs[i]) for i in (0, 1, 3, 4)])
+        rows = np.array([True, False, True, True, True])  # 2 is not completed, never yielded
+        blocks = list(st.iter_rows("observers/tip", 2, rows=rows, component=1))
+        assert [b.shape for b in blocks] == [(1, NT)] * 3  # windows [0, 1], [2, 3], [4]
+        whole = np.concatenate(blocks)
+        assert np.array_equal(whole, st.read_array("observers/tip")[[0, 3, 4], :, 1])
+        assert [b.shape[0] for b in st.iter_rows("params/box/mass", 3)] == [2, 2]
+
+
+def test_batch_writer_batches_and_keeps_what_finished():
+    trajs = [make_trajectory(70 + i) for i in range(5)]
+    store = MemoryStore(StoreSchema.from_trajectory(trajs[0]), 5)
+    written = []
+    with BatchWriter(store, batch_size=2, seconds=1e9, on_write=written.append) as writer:
+        for i in range(3):
+            writer.add(i, trajs[i])
+        assert written == [2] and store.completed.tolist() == [True, True, False, False, False]
+    assert written == [2, 1] and store.completed.sum() == 3
+    # interrupted: what was pending is written (without on_write) while the store is open
+    with pytest.raises(KeyboardInterrupt):
+        with BatchWriter(store, batch_size=10, seconds=1e9, on_write=written.append) as writer:
+            writer.add(3, trajs[3])
+            raise KeyboardInterrupt
+    assert written == [2, 1] and store.completed.tolist() == [True, True, True, True, False]
+    with pytest.raises(KeyboardInterrupt):
+        with BatchWriter(store, batch_size=10, seconds=1e9) as writer:
+            writer.add(4, trajs[4])
+            store.close()
+            raise KeyboardInterrupt
+    assert not store.completed[4]
+    # a stale batch is written at the next realization whatever its size
+    store = MemoryStore(StoreSchema.from_trajectory(trajs[0]), 5)
+    with BatchWriter(store, batch_size=10, seconds=0.0) as writer:
+        writer.add(0, trajs[0])
+        assert store.completed[0]
+
+
+def test_extra_datasets_and_attrs_read_back(tmp_path):
+    path = tmp_path / "r.h5"
+    log = np.arange(6, dtype=np.int64).reshape(3, 2)
+    write_trajectory(
+        path,
+        make_trajectory(80),
+        extra_attrs={"time_reversed": True},
+        extra_datasets={"reverse/islands": log},
+    )
+    with TrajectoryStore.open(path) as store:
+        assert store.attrs["time_reversed"] is True
+        assert "reverse/islands" in store and "states/position" in store
+        assert "reverse" not in store and "nope" not in store  # a group is not a dataset
+        got = store.read_dataset("reverse/islands")
+        assert got.dtype == log.dtype and np.array_equal(got, log)
+        with pytest.raises(StoreError, match="no dataset 'reverse/nope'"):
+            store.read_dataset("reverse/nope")

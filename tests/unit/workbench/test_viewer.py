@@ -15,8 +15,8 @@ from PIL import Image
 
 from tests.conftest import cli_env
 from workbench.errors import WorkbenchError
-from workbench.sim.forward import run_scene
 from workbench.scene.model import scene_from_dict
+from workbench.sim.forward import run_scene
 from workbench.viewer import (
     CAMERA_PITCH,
     CAMERA_YAW,

@@ -1,4 +1,4 @@
-"""HDF5 storage of trajectories: one file per run or ensemble, crash-safe and resumable.
+"""The HDF5 backend of the store: one file per run or ensemble, crash-safe and resumable.
 
 A single run is stored as an ensemble of one realization (``kind = "run"``). Layout of one file,
 with ``n_real`` realizations, ``nt`` records and ``n_bodies`` tracked bodies::
@@ -29,12 +29,13 @@ shuffle + lzf (or gzip) compression and fill value NaN. Parameters, ``completed`
 are contiguous and written in full when the file is created, so later writes change data in place.
 ``status`` and ``message`` hold one unfiltered chunk per element (see below).
 
-Crash safety (measured with 150 SIGKILLs per layout, see DESIGN.md "HDF5 crash safety"):
+Crash safety (measured with 150 SIGKILLs per layout, see docs/architecture.md, "HDF5 crash safety"):
 
 - a new file is created and initialised under a temporary name in the same directory, closed
   and moved onto its path with :func:`os.replace`, so a file at ``path`` is never half-initialised;
-- :meth:`TrajectoryStore.write` is two-phase: every dataset of realization ``i`` is written, the
-  file flushed, and only then ``completed[i]`` is set and the file flushed again;
+- :meth:`TrajectoryStore.write` (and ``write_many``) is two-phase: every dataset of realization
+  ``i`` is written, the file flushed, and only then ``completed[i]`` is set and the file flushed
+  again;
 - the default ``libver`` is used (``libver="latest"`` leaves killed files unopenable);
 - a variable-length string element stores a reference to a global-heap object, and HDF5 frees
   the old object when the element is overwritten. A kill during phase 1 can leave the
@@ -51,11 +52,9 @@ exactly what was written, and a resumed run fills :meth:`TrajectoryStore.missing
 
 from __future__ import annotations
 
-import importlib.metadata
 import operator
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -63,17 +62,13 @@ from typing import Any
 import h5py
 import numpy as np
 
+from workbench import __version__
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
+from workbench.store.backend import Store
+from workbench.store.schema import StoreSchema
 
-__all__ = [
-    "FORMAT_VERSION",
-    "StoreSchema",
-    "TrajectoryStore",
-    "write_trajectory",
-    "read_trajectory",
-    "describe",
-]
+__all__ = ["FORMAT_VERSION", "TrajectoryStore", "write_trajectory", "read_trajectory", "describe"]
 
 #: Version of the file layout described in the module docstring; bumped on incompatible change.
 FORMAT_VERSION = 1
@@ -81,15 +76,8 @@ FORMAT_VERSION = 1
 #: Group holding an ensemble's nominal run, in the same layout with one realization.
 NOMINAL = "nominal"
 
-#: Record times written for a realization may differ from the store's ``/time`` by round-off
-#: (times accumulated step by step vs. computed as ``i * dt``): about ``n_steps * eps`` relative.
-#: 1e-9 of the time scale covers 10^6 steps of that round-off and still rejects any wrong dt,
-#: stride or start time.
-_TIME_RTOL = 1e-9
-
 _STR = h5py.string_dtype("utf-8")
 _KINDS = ("run", "ensemble")
-_OBSERVER_KEYS = ("quantity", "unit", "components", "body")
 _REQUIRED = (
     "time",
     "body_names",
@@ -104,174 +92,14 @@ _REQUIRED = (
 )
 
 
-def _package_version() -> str:
-    try:
-        return importlib.metadata.version("rigid-workbench")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
-def _check_name(what: str, name: str) -> None:
-    """Reject names that cannot be one HDF5 link name."""
-    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
-        raise StoreError(f"{what} name {name!r} must be a non-empty string without '/'")
-
-
-def _check_param_key(key: str) -> None:
-    if not isinstance(key, str) or not key:
-        raise StoreError(f"parameter key {key!r} must be a non-empty '<body>/<quantity>' string")
-    for part in key.split("/"):
-        if not part or part in (".", ".."):
-            raise StoreError(f"parameter key {key!r} must look like '<body>/<quantity>'")
-
-
-def _normalise_observer_info(name: str, info: Mapping[str, Any]) -> dict[str, Any]:
-    components = info.get("components", ())
-    if isinstance(components, str):
-        components = [components]
-    out = {
-        "quantity": str(info.get("quantity", "")),
-        "unit": str(info.get("unit", "")),
-        "components": [str(c) for c in components],
-        "body": str(info.get("body", "") or ""),
-    }
-    if not out["components"]:
-        raise StoreError(f"observer {name!r}: observer_info needs at least one component label")
-    return out
-
-
-@dataclass(frozen=True)
-class StoreSchema:
-    """Everything needed to preallocate a store: the shapes and names shared by all realizations.
-
-    Attributes
-    ----------
-    time : ndarray, shape (nt,)
-        Planned recording times, s.
-    body_names : tuple of str
-        Names of the ``n_bodies`` tracked bodies, in state order.
-    observer_info : dict of str to dict
-        Per observer: ``quantity``, ``unit``, ``components`` (list of ``k`` column labels; ``k``
-        fixes the observer's width), ``body`` (``""`` when not attached to a body).
-    diagnostics : tuple of str
-        Names of the per-record diagnostics.
-    param_shapes : dict of str to tuple of int
-        Per-realization shape of each parameter, keyed ``"<body>/<quantity>"``; ``()`` for scalars.
-    """
-
-    time: np.ndarray
-    body_names: tuple[str, ...]
-    observer_info: dict[str, dict] = field(default_factory=dict)
-    diagnostics: tuple[str, ...] = ()
-    param_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        time = np.array(self.time, dtype=np.float64)
-        if time.ndim != 1 or time.size == 0:
-            raise StoreError(f"schema time must have shape (nt,) with nt >= 1, got {time.shape}")
-        if not np.all(np.isfinite(time)):
-            raise StoreError("schema time must be finite")
-        time.flags.writeable = False
-        body_names = tuple(self.body_names)
-        if not body_names:
-            raise StoreError("schema needs at least one body")
-        for name in body_names:
-            _check_name("body", name)
-        if len(set(body_names)) != len(body_names):
-            raise StoreError(f"duplicate body names: {', '.join(body_names)}")
-        observer_info = {}
-        for name, info in self.observer_info.items():
-            _check_name("observer", name)
-            observer_info[name] = _normalise_observer_info(name, info)
-        diagnostics = tuple(self.diagnostics)
-        for name in diagnostics:
-            _check_name("diagnostic", name)
-        if len(set(diagnostics)) != len(diagnostics):
-            raise StoreError(f"duplicate diagnostic names: {', '.join(diagnostics)}")
-        param_shapes = {}
-        for key, shape in self.param_shapes.items():
-            _check_param_key(key)
-            shape = tuple(int(s) for s in shape)
-            if any(s < 1 for s in shape):
-                raise StoreError(f"parameter {key!r}: shape {shape} has an empty dimension")
-            param_shapes[key] = shape
-        for key in param_shapes:
-            for other in param_shapes:
-                if other.startswith(key + "/"):
-                    raise StoreError(f"parameter {key!r} clashes with parameter {other!r}")
-        object.__setattr__(self, "time", time)
-        object.__setattr__(self, "body_names", body_names)
-        object.__setattr__(self, "observer_info", observer_info)
-        object.__setattr__(self, "diagnostics", diagnostics)
-        object.__setattr__(self, "param_shapes", param_shapes)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, StoreSchema):
-            return NotImplemented
-        return (
-            np.array_equal(self.time, other.time)
-            and self.body_names == other.body_names
-            and self.observer_info == other.observer_info
-            and self.diagnostics == other.diagnostics
-            and self.param_shapes == other.param_shapes
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # holds arrays and dicts
-
-    @property
-    def n_times(self) -> int:
-        return int(self.time.shape[0])
-
-    @property
-    def n_bodies(self) -> int:
-        return len(self.body_names)
-
-    @classmethod
-    def from_trajectory(cls, traj: Trajectory) -> StoreSchema:
-        """The schema of a store holding trajectories shaped like ``traj``.
-
-        Parameters
-        ----------
-        traj : Trajectory
-            Template: its times, bodies, observers (width from ``observers[name].shape[1]``;
-            missing ``observer_info`` entries get component labels ``"0", "1", ...``),
-            diagnostics and parameter shapes are used.
-
-        Returns
-        -------
-        StoreSchema
-        """
-        observer_info = {}
-        for name, values in traj.observers.items():
-            values = np.asarray(values)
-            if values.ndim != 2:
-                raise StoreError(f"observer {name!r} must have shape (nt, k), got {values.shape}")
-            k = values.shape[1]
-            info = dict(traj.observer_info.get(name, {}))
-            info.setdefault("components", [str(j) for j in range(k)])
-            info = _normalise_observer_info(name, info)
-            if len(info["components"]) != k:
-                raise StoreError(
-                    f"observer {name!r} has {k} columns but {len(info['components'])} "
-                    "component labels in observer_info"
-                )
-            observer_info[name] = info
-        return cls(
-            time=np.asarray(traj.time, dtype=np.float64),
-            body_names=tuple(traj.body_names),
-            observer_info=observer_info,
-            diagnostics=tuple(traj.diagnostics),
-            param_shapes={k: tuple(np.shape(v)) for k, v in traj.params.items()},
-        )
-
-
 def _compression_kwargs(compression: str | None) -> dict[str, Any]:
     if compression in (None, "none"):
         return {"shuffle": True}
     if compression == "lzf":
         return {"shuffle": True, "compression": "lzf"}
     if compression == "gzip":
-        # level 4: ~50 MB/s write, ratio 1.6 on PyBullet trajectories (DESIGN.md "Compression")
+        # level 4: ~50 MB/s write, ratio 1.6 on PyBullet trajectories
+        # (docs/architecture.md, "Compression")
         return {"shuffle": True, "compression": "gzip", "compression_opts": 4}
     raise StoreError(f"compression must be 'lzf', 'gzip' or None, got {compression!r}")
 
@@ -376,14 +204,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class TrajectoryStore:
+class TrajectoryStore(Store):
     """An open store file (see the module docstring for the layout).
 
     Create one with :meth:`create` or open one with :meth:`open`; use as a context manager or
-    call :meth:`close`. Only one process may write to a store.
+    call :meth:`close`. Only one process may write to a store. Reading and writing follow the
+    contract of :class:`~workbench.store.backend.Store`.
     """
 
-    def __init__(self, f: h5py.File, path: Path):
+    def __init__(self, f: h5py.File | h5py.Group, path: Path):
         self._f = f
         self._path = path
         self._schema = _schema_from_file(f)
@@ -464,7 +293,7 @@ class TrajectoryStore:
                 ) from None
         attrs = {
             "format_version": FORMAT_VERSION,
-            "workbench_version": _package_version(),
+            "workbench_version": __version__,
             "scene": str(scene_text),
             "scene_json": str(scene_json),
             "seed_entropy": entropy,
@@ -556,270 +385,69 @@ class TrajectoryStore:
         return store
 
     def _check_shapes(self) -> None:
-        s, n = self._schema, self._n_real
+        n = self._n_real
         expected = {"recorded": (n,), "status": (n,), "message": (n,)}
-        for name, k in STATE_FIELDS.items():
-            expected[f"states/{name}"] = (n, s.n_times, s.n_bodies, k)
-        for name, info in s.observer_info.items():
-            expected[f"observers/{name}"] = (n, s.n_times, len(info["components"]))
-        for name in s.diagnostics:
-            expected[f"diagnostics/{name}"] = (n, s.n_times)
+        rows = self._schema.row_shapes()
+        expected.update({k: (n, *shape) for k, shape in rows.items() if k[:7] != "params/"})
         for name, shape in expected.items():
             if self._f[name].shape != shape:
                 raise StoreError(
                     f"{self._path}: damaged store, {name} has shape {self._f[name].shape}, "
                     f"expected {shape}"
                 )
-        for key in s.param_shapes:
+        for key in self._schema.param_shapes:
             if self._f["params"][key].shape[0] != n:
                 raise StoreError(f"{self._path}: damaged store, params/{key} has wrong length")
 
-    # -- properties -------------------------------------------------------------------------
+    # -- primitives of Store ----------------------------------------------------------------
 
-    @property
-    def path(self) -> Path:
-        return self._path
+    def _dataset(self, name: str) -> h5py.Dataset:
+        obj = self._f.get(name)
+        if not isinstance(obj, h5py.Dataset):
+            raise KeyError(name)
+        return obj
 
-    @property
-    def schema(self) -> StoreSchema:
-        return self._schema
+    def _string(self, name: str, i: int) -> str:
+        return str(self._f[name].asstr()[i])
 
-    @property
-    def n_realizations(self) -> int:
-        return self._n_real
-
-    @property
-    def attrs(self) -> dict[str, Any]:
-        """Root attributes as plain Python values."""
-        return {k: _plain(v) for k, v in self._f.attrs.items()}
-
-    @property
-    def completed(self) -> np.ndarray:
-        """Boolean mask, shape (n_realizations,), of realizations entirely on disk (a copy)."""
-        return np.asarray(self._f["completed"][()], dtype=bool)
-
-    def missing(self) -> np.ndarray:
-        """Indices, shape (n_missing,), of realizations not yet completed."""
-        return np.flatnonzero(~self.completed)
-
-    # -- data -------------------------------------------------------------------------------
-
-    def _index(self, i: int) -> int:
-        try:
-            i = operator.index(i)
-        except TypeError:
-            raise StoreError(f"realization index must be an integer, got {i!r}") from None
-        if not 0 <= i < self._n_real:
-            raise StoreError(
-                f"{self._path}: realization {i} out of range (store holds {self._n_real})"
-            )
-        return i
-
-    def _validated(self, i: int, traj: Trajectory) -> tuple[int, dict[str, np.ndarray]]:
-        """Check ``traj`` against the schema.
-
-        Returns its number of records and, by dataset path, the row ``i`` to write: per-record
-        arrays padded with NaN to ``nt`` records, parameters at their declared shapes.
-        """
-        s = self._schema
-        where = f"{self._path}: realization {i}"
-        if tuple(traj.body_names) != s.body_names:
-            raise StoreError(
-                f"{where}: trajectory has {len(traj.body_names)} bodies "
-                f"({', '.join(traj.body_names)}), store expects {s.n_bodies} "
-                f"({', '.join(s.body_names)})"
-            )
-        time = np.asarray(traj.time, dtype=np.float64)
-        n = time.shape[0] if time.ndim == 1 else -1
-        if not 0 <= n <= s.n_times:
-            raise StoreError(
-                f"{where}: time has shape {time.shape}, store expects at most ({s.n_times},)"
-            )
-        scale = max(float(np.max(np.abs(s.time))), float(s.time[-1] - s.time[0]), 1e-300)
-        if not np.allclose(time, s.time[:n], rtol=0.0, atol=_TIME_RTOL * scale):
-            raise StoreError(f"{where}: record times differ from the store's /time")
-
-        def padded(label: str, values: Any, tail: tuple[int, ...]) -> np.ndarray:
-            arr = np.asarray(values, dtype=np.float64)
-            if arr.shape != (n, *tail):
-                raise StoreError(f"{where}: {label} has shape {arr.shape}, expected {(n, *tail)}")
-            out = np.full((s.n_times, *tail), np.nan)
-            out[:n] = arr
-            return out
-
-        def same_names(label: str, got: Any, expected: Any) -> None:
-            if set(got) != set(expected):
-                extra = sorted(set(got) - set(expected))
-                lacking = sorted(set(expected) - set(got))
-                raise StoreError(
-                    f"{where}: {label} do not match the store"
-                    + (f"; not in store: {', '.join(extra)}" if extra else "")
-                    + (f"; missing: {', '.join(lacking)}" if lacking else "")
-                )
-
-        data: dict[str, np.ndarray] = {}
-        for name, k in STATE_FIELDS.items():
-            data[f"states/{name}"] = padded(name, getattr(traj, name), (s.n_bodies, k))
-        same_names("observers", traj.observers, s.observer_info)
-        for name, info in s.observer_info.items():
-            given = traj.observer_info.get(name)
-            if given is not None and _normalise_observer_info(name, given) != info:
-                raise StoreError(f"{where}: observer_info[{name!r}] differs from the store's")
-            k = len(info["components"])
-            data[f"observers/{name}"] = padded(f"observer {name!r}", traj.observers[name], (k,))
-        same_names("diagnostics", traj.diagnostics, s.diagnostics)
-        for name in s.diagnostics:
-            data[f"diagnostics/{name}"] = padded(f"diagnostic {name!r}", traj.diagnostics[name], ())
-        same_names("params", traj.params, s.param_shapes)
-        for key, shape in s.param_shapes.items():
-            arr = np.asarray(traj.params[key], dtype=np.float64)
-            if arr.shape != shape:
-                raise StoreError(f"{where}: param {key!r} has shape {arr.shape}, expected {shape}")
-            data[f"params/{key}"] = arr
-        if not isinstance(traj.status, str) or not isinstance(traj.message, str):
-            raise StoreError(f"{where}: status and message must be str")
-        return n, data
-
-    def write(self, i: int, traj: Trajectory) -> None:
-        """Write realization ``i`` and mark it completed (two-phase, crash-safe).
-
-        Every dataset of the realization is written and the file flushed before
-        ``completed[i]`` is set and the file flushed again. A trajectory shorter than the
-        store's ``nt`` (a run stopped early) fills the first ``traj.n_times`` records; the rest
-        is NaN. Rewriting a completed realization first clears its ``completed`` flag.
-
-        Parameters
-        ----------
-        i : int
-            Realization index, ``0 <= i < n_realizations``.
-        traj : Trajectory
-            Must match the schema: same bodies, observers, diagnostics, parameter keys and
-            shapes, times equal to the first records of ``/time``.
-
-        Raises
-        ------
-        StoreError
-            The store is read-only, ``i`` is out of range, or ``traj`` does not match the schema
-            (the message names the mismatch).
-        """
-        i = self._index(i)
+    def _check_writable(self) -> None:
         if self._f.file.mode != "r+":
             raise StoreError(f"{self._path}: opened read-only")
-        n, data = self._validated(i, traj)
-        f = self._f
-        if f["completed"][i]:
-            f["completed"][i] = False
-            f.file.flush()
-        # phase 1: the data, one whole chunk per dataset
-        _reset_strings(f, i)
-        for name, arr in data.items():
-            f[name][i] = arr
-        f["recorded"][i] = n
-        f["status"][i] = traj.status
-        f["message"][i] = traj.message
-        f.file.flush()
-        # phase 2: the mark
-        f["completed"][i] = True
-        f.file.flush()
 
-    def write_many(self, items) -> None:
-        """Write several realizations with one two-phase flush for the batch.
-
-        Every dataset of every ``(i, traj)`` in ``items`` is written and the file flushed; only
-        then are their ``completed`` flags set and the file flushed again. Crash safety is that of
-        :meth:`write` (a killed writer leaves none of the batch marked completed, or all of it),
-        at a fraction of the flush cost for short realizations.
-        """
-        items = [(self._index(i), traj) for i, traj in items]
-        if not items:
-            return
-        if self._f.file.mode != "r+":
-            raise StoreError(f"{self._path}: opened read-only")
+    def _write_rows(self, batch: list[tuple[int, int, dict[str, np.ndarray], str, str]]) -> None:
+        """Two-phase: the rows of every realization, a flush, then the marks and a flush."""
         f = self._f
-        validated = [(i, traj, *self._validated(i, traj)) for i, traj in items]
-        if any(f["completed"][i] for i, *_ in validated):
-            for i, *_ in validated:
+        if any(f["completed"][i] for i, *_ in batch):
+            for i, *_ in batch:
                 f["completed"][i] = False
             f.file.flush()
-        for i, traj, n, data in validated:  # phase 1: the data
+        for i, n, rows, status, message in batch:  # phase 1: the data, one chunk per dataset
             _reset_strings(f, i)
-            for name, arr in data.items():
+            for name, arr in rows.items():
                 f[name][i] = arr
             f["recorded"][i] = n
-            f["status"][i] = traj.status
-            f["message"][i] = traj.message
+            f["status"][i] = status
+            f["message"][i] = message
         f.file.flush()
-        for i, *_ in validated:  # phase 2: the marks
+        for i, *_ in batch:  # phase 2: the marks
             f["completed"][i] = True
         f.file.flush()
 
-    def read(self, i: int = 0) -> Trajectory:
-        """Realization ``i`` as a :class:`~workbench.sim.state.Trajectory` of its recorded steps.
+    def _nominal(self) -> TrajectoryStore | None:
+        return TrajectoryStore(self._f[NOMINAL], self._path) if NOMINAL in self._f else None
 
-        Returns
-        -------
-        Trajectory
-            ``time`` shape (recorded[i],), states (recorded[i], n_bodies, k), observers,
-            diagnostics, params (arrays of their declared shapes), observer_info, status, message.
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return {k: _plain(v) for k, v in self._f.attrs.items()}
 
-        Raises
-        ------
-        StoreError
-            ``i`` is out of range or realization ``i`` is not completed.
-        """
-        i = self._index(i)
-        f, s = self._f, self._schema
-        if not f["completed"][i]:
-            raise StoreError(f"{self._path}: realization {i} is not completed")
-        n = int(f["recorded"][i])
-        states = {name: f[f"states/{name}"][i, :n] for name in STATE_FIELDS}
-        return Trajectory(
-            time=s.time[:n].copy(),
-            body_names=s.body_names,
-            **states,
-            observers={name: f[f"observers/{name}"][i, :n] for name in s.observer_info},
-            observer_info={
-                name: {**info, "components": list(info["components"])}
-                for name, info in s.observer_info.items()
-            },
-            diagnostics={name: f[f"diagnostics/{name}"][i, :n] for name in s.diagnostics},
-            params={key: np.asarray(f[f"params/{key}"][i]) for key in s.param_shapes},
-            status=str(f["status"].asstr()[i]),
-            message=str(f["message"].asstr()[i]),
-        )
-
-    # -- lifetime ---------------------------------------------------------------------------
-
-    def read_array(self, name: str) -> np.ndarray:
-        """A dataset across realizations, e.g. ``observers/height`` (n_real, nt, k) or
-        ``params/ball/mass`` (n_real,); rows of realizations not completed are NaN."""
-        if name not in self._f or not isinstance(self._f[name], h5py.Dataset):
-            raise StoreError(f"{self._path}: no dataset '{name}'")
-        data = np.asarray(self._f[name][()], dtype=float)
-        if data.shape[:1] == (self._n_real,):
-            data[~self.completed] = np.nan
-        return data
-
-    def statuses(self) -> list[str]:
-        """Status of every completed realization ("ok", "nonfinite", "error", ...)."""
-        return [str(self._f["status"].asstr()[i]) for i in np.flatnonzero(self.completed)]
-
-    def read_nominal(self) -> Trajectory | None:
-        """The nominal run stored with an ensemble (``/nominal``), or ``None``."""
-        if NOMINAL not in self._f:
-            return None
-        return TrajectoryStore(self._f[NOMINAL], self._path).read(0)
+    @property
+    def is_open(self) -> bool:
+        return bool(self._f.id.valid)
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
+        """Close the file (idempotent); a view of ``/nominal`` leaves it open."""
         if self._f.id.valid and isinstance(self._f, h5py.File):
             self._f.close()
-
-    def __enter__(self) -> TrajectoryStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "open" if self._f.id.valid else "closed"

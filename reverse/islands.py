@@ -1,0 +1,176 @@
+"""Which bodies a step moves: islands, sleeping, and the free-to-bounce test and attraction of
+Twigg & James 2008 [1]_ §4 "Stacking".
+
+Islands and sleeping
+--------------------
+Union-find over moving bodies linked by contacts or joints; static bodies do not merge islands
+(§3.3 "one LCP per island"). A body at rest (speeds below δ) without goals whose neighbours are
+all at rest is *asleep*: the scene says it is at rest, so it is presumed supported and is not
+stepped (its island "at rest with no goals" skips the solve). An awake body touching a sleeping
+one sees it as static. A body at rest with no contact and no joint is never asleep (gravity
+moves it). With the attraction of §4 "Stacking", a constrained body at rest on an attracting
+contact is *held*: moving neighbours and goals on their contacts with it do not wake it.
+
+References
+----------
+.. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25, 2008.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reverse.dynamics import ContactSet, Goals
+
+__all__ = ["FREE_DOT", "find_islands", "awake_bodies", "free_bodies", "between_held"]
+
+#: Free-to-bounce test (§4 "Stacking"): two contact normals of a body "oppose" when their dot
+#: product is below this. The paper asks for positive dot products; −1e-9 instead of 0 keeps
+#: exactly perpendicular normals (a box in a corner: floor and wall) from flipping on round-off —
+#: they do not oppose, so such a body stays free.
+FREE_DOT = -1e-9
+
+
+def find_islands(n: int, awake: np.ndarray, pairs) -> list[np.ndarray]:
+    """Connected components of the awake bodies linked by ``pairs`` (body index pairs; −1 and
+    sleeping or static bodies do not link)."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        if a >= 0 and b >= 0 and awake[a] and awake[b]:
+            ra, rb = root(int(a)), root(int(b))
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for i in np.flatnonzero(awake):
+        groups.setdefault(root(int(i)), []).append(int(i))
+    return [np.array(g) for _, g in sorted(groups.items())]
+
+
+def awake_bodies(
+    moving: np.ndarray,
+    velocity: np.ndarray,
+    contacts: ContactSet,
+    pairs: list[tuple[int, int]],
+    joint_pairs: list[tuple[int, int]],
+    goals: Goals,
+    glued: np.ndarray,
+    *,
+    delta: float,
+    delta_angular: float,
+    sleep: bool = True,
+) -> np.ndarray:
+    """Bodies that take part in a step (module docstring), shape (n,) bool.
+
+    Parameters
+    ----------
+    moving : ndarray of bool, shape (n,)
+        Bodies that are not static.
+    velocity : ndarray, shape (n, 6)
+        Linear (m/s) and angular (rad/s) velocities.
+    contacts : ContactSet
+        The step's contacts; ``pairs`` are their ``(body_a, body_b)`` (−1: the world).
+    joint_pairs : list of (int, int)
+        Bodies linked by joints.
+    goals : Goals
+        Goal velocities of the contacts (a contact with a goal wakes its bodies).
+    glued : ndarray of bool, shape (n_contacts,)
+        Attracting contacts (§4 "Stacking").
+    delta, delta_angular : float
+        Rest thresholds, m/s and rad/s.
+    sleep : bool
+        False: every moving body is awake.
+    """
+    n = moving.size
+    speed = np.linalg.norm(velocity[:, :3], axis=1)
+    spin = np.linalg.norm(velocity[:, 3:], axis=1)
+    active = moving & ((speed > delta) | (spin > delta_angular))
+    has_goal = (
+        (goals.normal != 0)
+        | np.any(goals.tangential != 0, axis=1)
+        | np.any(goals.rolling != 0, axis=1)
+    )
+    # §4 "Stacking" with attraction: a body at rest on an attracting contact is held there
+    # (glue: v_n and v_t at their goals). Pushes from free bodies and goals on their contacts
+    # do not wake it — it is static for their island, which is what the glue would give it
+    # (zero velocity) without a degenerate LCP of every glued row in the stack below; only
+    # a moving body it is glued to, or a goal on a glued contact, wakes it.
+    held = np.zeros(n, dtype=bool)
+    if sleep and glued.any():
+        for col in (contacts.body_a[glued], contacts.body_b[glued]):
+            held[col[col >= 0]] = True
+        held &= moving & ~active
+    touched = np.zeros(n, dtype=bool)
+    for (a, b), hg, gl in zip(pairs, has_goal, glued, strict=True):
+        for body in (a, b):
+            if body >= 0:
+                touched[body] = True
+                active[body] |= bool(hg) and moving[body] and (gl or not held[body])
+    for a, b in joint_pairs:
+        for body in (a, b):
+            if body >= 0:
+                touched[body] = True
+    active |= moving & ~touched
+    if not sleep:
+        active = moving.copy()
+    awake = active.copy()
+    links = [*zip(pairs, glued.tolist(), strict=True), *((jp, True) for jp in joint_pairs)]
+    for (a, b), gl in links:
+        if a >= 0 and b >= 0:
+            if active[a] and moving[b] and (gl or not held[b]):
+                awake[b] = True
+            if active[b] and moving[a] and (gl or not held[a]):
+                awake[a] = True
+    return awake
+
+
+def free_bodies(contacts: ContactSet, n: int) -> np.ndarray:
+    """Free-to-bounce test of Twigg & James §4 "Stacking", shape (n,) bool.
+
+    A body is free when every pair of its contact normals (each pointing into the body) has a
+    positive dot product (above :data:`FREE_DOT`); a body with opposing normals — pressed from
+    two sides, like a block inside a stack — is constrained. Bodies without contacts are free.
+    """
+    free = np.ones(n, dtype=bool)
+    nc = len(contacts)
+    if nc < 2:
+        return free
+    into = np.concatenate([contacts.normal, -contacts.normal])  # into A; into B
+    owner = np.concatenate([contacts.body_a, contacts.body_b])
+    ok = owner >= 0
+    into, owner = into[ok], owner[ok]
+    order = np.argsort(owner, kind="stable")
+    into, owner = into[order], owner[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    ends = np.r_[starts[1:], owner.size]
+    for a, b in zip(starts, ends, strict=True):
+        if b - a < 2:
+            continue
+        N = into[a:b]
+        if np.min(N @ N.T) < FREE_DOT:
+            free[owner[a]] = False
+    return free
+
+
+def between_held(contacts: ContactSet, held: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """Contacts whose participants are all held (``held``: constrained bodies at rest) or
+    static.
+
+    The attraction of §4 "Stacking" acts between *stacked* bodies — constrained and at rest —
+    and on their supports, never on a contact with a free body (a free block resting on the
+    stack must stay able to leave, and, leaving, pushes on the stack below, which its own
+    attracting contacts hold) nor with a moving one (two bricks that touch in flight while
+    pressed from both sides are not a stack: glued, they would spin up together)."""
+    a, b = contacts.body_a, contacts.body_b
+
+    def ok(col):
+        k = np.maximum(col, 0)
+        return (col < 0) | ~moving[k] | held[k]
+
+    return ok(a) & ok(b)

@@ -1,0 +1,367 @@
+"""Invariants of the architecture (docs/architecture.md), checked on the source with ``ast``.
+
+Each rule is a function of a source tree that returns its violations, so every rule is also
+tested on a small synthetic tree that breaks it (``test_rules_catch_*``): a rule that cannot fail
+would pass there too.
+
+Imports are read wherever they stand — module top, functions, ``if TYPE_CHECKING`` blocks — since
+a function-local import is still a dependency (it only runs later).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+#: The import packages of the distribution (pyproject.toml's [tool.setuptools] packages).
+PACKAGES = ("workbench", "reverse", "uncertainty")
+
+#: Modules over this many lines must be named, with the reason they are one idea, in
+#: docs/architecture.md's section "Modules over 800 lines" (issue 18's bound).
+MAX_LINES = 800
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported name: ``module`` is what is imported from (absolute), ``name`` the name taken
+    from it (``None`` for ``import module``), ``line`` where it stands."""
+
+    module: str
+    name: str | None
+    line: int
+
+
+def module_files(root: Path) -> dict[str, Path]:
+    """Module name -> file, for every ``.py`` file of the packages under ``root``."""
+    out = {}
+    for pkg in PACKAGES:
+        for f in sorted((root / pkg).rglob("*.py")):
+            parts = f.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = f
+    return out
+
+
+def imports_of(name: str, path: Path) -> list[Import]:
+    """Every import in the file, relative ones made absolute."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [Import(a.name, None, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found += [Import(mod, a.name, node.lineno) for a in node.names]
+    return found
+
+
+def _targets(imp: Import, modules: dict[str, Path]) -> list[str]:
+    """The project modules an import loads: ``from pkg import sub`` loads ``pkg.sub`` when that
+    is a module, else ``pkg`` (whose ``__init__`` defines the name)."""
+    if imp.name is not None and f"{imp.module}.{imp.name}" in modules:
+        return [f"{imp.module}.{imp.name}"]
+    return [imp.module] if imp.module in modules else []
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    modules = module_files(root)
+    graph = {m: set() for m in modules}
+    for m, f in modules.items():
+        for imp in imports_of(m, f):
+            graph[m].update(t for t in _targets(imp, modules) if t != m)
+    return graph
+
+
+def cycles(root: Path) -> list[list[str]]:
+    """Strongly connected components of the import graph with more than one module (Tarjan)."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _package_of(module: str, modules: dict[str, Path]) -> str:
+    f = modules[module]
+    return module if f.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def private_imports(root: Path) -> list[str]:
+    """Imports of another module's ``_private`` names, or of a ``_private`` module from outside
+    its own package."""
+    modules = module_files(root)
+    bad = []
+    for m, f in modules.items():
+        pkg = _package_of(m, modules)
+        for imp in imports_of(m, f):
+            if imp.module.split(".")[0] not in PACKAGES:
+                continue
+            loaded = _targets(imp, modules)
+            private_name = (
+                imp.name is not None and imp.name.startswith("_") and not imp.name.startswith("__")
+            )
+            name_is_module = bool(loaded) and loaded[0] == f"{imp.module}.{imp.name}"
+            if private_name and not name_is_module and imp.module != m:
+                bad.append(f"{f.relative_to(root)}:{imp.line}: {imp.module}.{imp.name}")
+            for t in loaded:
+                if any(p.startswith("_") and not p.startswith("__") for p in t.split(".")):
+                    if _package_of(t, modules) != pkg:
+                        bad.append(f"{f.relative_to(root)}:{imp.line}: private module {t}")
+    return bad
+
+
+def importers_of(root: Path, top: str) -> dict[str, list[str]]:
+    """Files (relative paths) that import the top-level package ``top`` (pybullet, h5py, ...)."""
+    out: dict[str, list[str]] = {}
+    for m, f in module_files(root).items():
+        for imp in imports_of(m, f):
+            if imp.module.split(".")[0] == top:
+                out.setdefault(f.relative_to(root).as_posix(), []).append(f"{imp.line}")
+    return out
+
+
+def outside(importers: dict[str, list[str]], allowed) -> list[str]:
+    return [f"{f}:{','.join(lines)}" for f, lines in importers.items() if not allowed(f)]
+
+
+def uncertainty_leaks(root: Path) -> list[str]:
+    """Imports in ``uncertainty/`` (pure numerics) of anything but numpy/scipy-level libraries."""
+    banned = ("workbench", "reverse", "pybullet", "pybullet_data", "h5py", "matplotlib", "yaml")
+    banned += ("pydantic",)
+    bad = []
+    for m, f in module_files(root).items():
+        if m.split(".")[0] != "uncertainty":
+            continue
+        bad += [
+            f"{f.relative_to(root)}:{imp.line}: {imp.module}"
+            for imp in imports_of(m, f)
+            if imp.module.split(".")[0] in banned
+        ]
+    return bad
+
+
+def cli_importers(root: Path) -> list[str]:
+    """Modules outside ``workbench/cli/`` that import ``workbench.cli``."""
+    bad = []
+    for m, f in module_files(root).items():
+        if m == "workbench.cli" or m.startswith("workbench.cli."):
+            continue
+        for imp in imports_of(m, f):
+            full = f"{imp.module}.{imp.name}" if imp.name else imp.module
+            if full == "workbench.cli" or full.startswith("workbench.cli."):
+                bad.append(f"{f.relative_to(root)}:{imp.line}")
+    return bad
+
+
+#: ``<something>.p`` / ``.client`` of an engine: the raw PyBullet module and client id.
+_RAW_ENGINE = re.compile(r"\b(?:engine|eng|_engine)\s*\.\s*(?:_?p|_?client)\b(?!\w)")
+
+
+def raw_engine_access(root: Path) -> list[str]:
+    """Places outside the engine that reach PyBullet through an engine's raw module or client."""
+    bad = []
+    for m, f in module_files(root).items():
+        if m == "workbench.sim.engine":
+            continue
+        for k, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if _RAW_ENGINE.search(line.split("#")[0]):
+                bad.append(f"{f.relative_to(root)}:{k}: {line.strip()}")
+    return bad
+
+
+def long_modules(root: Path) -> dict[str, int]:
+    return {
+        f.relative_to(root).as_posix(): n
+        for f in module_files(root).values()
+        if (n := len(f.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+
+
+def explained_long_modules(doc: Path) -> set[str]:
+    """Paths in backticks in the section "Modules over 800 lines" of docs/architecture.md."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else ""
+    m = re.search(r"^#+ Modules over 800 lines\s*$(.*?)(?=^#+ |\Z)", text, re.M | re.S)
+    return set(re.findall(r"`([\w/]+\.py)`", m.group(1))) if m else set()
+
+
+# ------------------------------------------------------------------------------ the project
+def test_no_import_cycles():
+    assert cycles(REPO) == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert private_imports(REPO) == []
+
+
+def test_only_the_engine_imports_pybullet():
+    # pybullet_data is not the engine: a path-only package (getDataPath) that the scene model
+    # uses to resolve bundled URDF and mesh files without loading PyBullet.
+    for lib in ("pybullet", "pybullet_utils"):
+        assert outside(importers_of(REPO, lib), lambda f: f == "workbench/sim/engine.py") == []
+
+
+def test_only_the_engine_touches_the_raw_pybullet_client():
+    assert raw_engine_access(REPO) == []
+
+
+def test_only_the_store_opens_trajectory_files_with_h5py():
+    def allowed(f):
+        return f == "workbench/store.py" or f.startswith("workbench/store/")
+
+    assert outside(importers_of(REPO, "h5py"), allowed) == []
+
+
+def test_matplotlib_only_in_figures():
+    in_figures = lambda f: f.startswith("workbench/figures/")  # noqa: E731
+    assert outside(importers_of(REPO, "matplotlib"), in_figures) == []
+
+
+def test_uncertainty_is_pure_numerics():
+    assert uncertainty_leaks(REPO) == []
+
+
+def test_nothing_outside_the_cli_imports_it():
+    assert cli_importers(REPO) == []
+
+
+def test_long_modules_are_explained_in_the_architecture_doc():
+    unexplained = set(long_modules(REPO)) - explained_long_modules(REPO / "docs/architecture.md")
+    assert unexplained == set()
+
+
+@pytest.mark.parametrize("module", ["workbench", "reverse.stepper"])
+def test_light_imports(module):
+    """``import workbench`` and ``import reverse.stepper`` load no schema or YAML library (nor the
+    engine, the store or plotting): they are what scripts and workers import first."""
+    heavy = ["pydantic", "yaml", "pybullet", "h5py", "matplotlib"]
+    code = f"import sys, {module}; print(' '.join(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == []
+
+
+# --------------------------------------------------------------------- the rules can fail
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir(exist_ok=True)
+        (tmp_path / pkg / "__init__.py").touch()
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return tmp_path
+
+
+def test_rules_catch_a_cycle_through_a_function_local_import(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "workbench/a.py": "from workbench.b import f\n",
+            "workbench/b.py": "def f():\n    from workbench import a\n",
+            "workbench/c.py": "import workbench.a\n",
+        },
+    )
+    assert cycles(root) == [["workbench.a", "workbench.b"]]
+
+
+def test_rules_catch_private_imports(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "workbench/a.py": "def _helper(): pass\n",
+            "workbench/b.py": "from workbench.a import _helper\n",
+            "reverse/_core.py": "X = 1\n",
+            "reverse/lcp.py": "from reverse._core import X\n",  # same package: allowed
+            "workbench/c.py": "from reverse._core import X\n",  # another package: not
+            "workbench/d.py": "from workbench import __version__\n",  # dunder: allowed
+        },
+    )
+    assert private_imports(root) == [
+        "workbench/b.py:1: workbench.a._helper",
+        "workbench/c.py:1: private module reverse._core",
+    ]
+
+
+def test_rules_catch_library_imports_in_the_wrong_room(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "workbench/sim/engine.py": "import pybullet as p\n",
+            "workbench/sim/forward.py": "def f():\n    import pybullet\n",
+            "workbench/store.py": "import h5py\n",
+            "workbench/analysis/validation.py": "from h5py import File\n",
+            "workbench/figures/plots.py": "import matplotlib.pyplot as plt\n",
+            "workbench/ensemble/report.py": "import matplotlib\n",
+            "uncertainty/form.py": "import numpy\nfrom workbench.errors import E\nimport yaml\n",
+            "reverse/run.py": "from workbench.cli.common import x\n",
+            "reverse/contacts.py": "def f(engine):\n    return engine.p.getContactPoints()\n",
+        },
+    )
+    only_engine = lambda f: f == "workbench/sim/engine.py"  # noqa: E731
+    assert outside(importers_of(root, "pybullet"), only_engine) == ["workbench/sim/forward.py:2"]
+    assert outside(importers_of(root, "h5py"), lambda f: f == "workbench/store.py") == [
+        "workbench/analysis/validation.py:1"
+    ]
+    in_figures = lambda f: f.startswith("workbench/figures/")  # noqa: E731
+    assert outside(importers_of(root, "matplotlib"), in_figures) == [
+        "workbench/ensemble/report.py:1"
+    ]
+    assert uncertainty_leaks(root) == [
+        "uncertainty/form.py:2: workbench.errors",
+        "uncertainty/form.py:3: yaml",
+    ]
+    assert cli_importers(root) == ["reverse/run.py:1"]
+    assert raw_engine_access(root) == ["reverse/contacts.py:2: return engine.p.getContactPoints()"]
+
+
+def test_rules_catch_an_unexplained_long_module(tmp_path):
+    root = _tree(tmp_path, {"reverse/big.py": "x = 1\n" * (MAX_LINES + 1)})
+    doc = tmp_path / "architecture.md"
+    doc.write_text("# Map\n\n## Modules over 800 lines\n\n- `reverse/other.py`: one idea\n")
+    assert set(long_modules(root)) - explained_long_modules(doc) == {"reverse/big.py"}
+    doc.write_text("## Modules over 800 lines\n\n- `reverse/big.py`: one idea\n\n## Next\n")
+    assert set(long_modules(root)) - explained_long_modules(doc) == set()

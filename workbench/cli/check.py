@@ -1,0 +1,38 @@
+"""Load and validate SCENE (with --set overrides) and print what it holds; exit 2 with one line
+naming the field if it is invalid.
+"""
+
+from __future__ import annotations
+
+from workbench.cli.common import add_scene_arguments, load_scene_arguments
+
+__all__ = ["add_check_parser", "cmd_check"]
+
+
+def add_check_parser(sub) -> None:
+    ck = sub.add_parser("check", description=__doc__)
+    add_scene_arguments(ck, settings=False)
+    ck.set_defaults(func=cmd_check)
+
+
+def cmd_check(args) -> int:
+    """``workbench check``: the settings, bodies, joints, springs, observers and parameters."""
+    _, _, scene = load_scene_arguments(args)
+    st = scene.settings
+    print(f"{scene.source}: valid. {scene.description}".rstrip())
+    print(
+        f"  {st.n_steps} steps of {st.dt:g} s ({st.duration:g} s), "
+        f"{st.n_steps // st.record_every + 1} records"
+    )
+    for b in scene.bodies:
+        props = b.mass_properties
+        what = "fixed" if b.fixed else (f"{props.mass:.6g} kg" if props else "from URDF")
+        print(f"  body {b.name}: {b.shape.type}, {what}")
+    for kind in ("joints", "springs", "prescribed", "observers"):
+        items = getattr(scene, kind)
+        if items:
+            names = [getattr(x, "name", None) or x.body or x.joint for x in items]
+            print(f"  {kind}: {', '.join(names)}")
+    if scene.parameters:
+        print("  parameters: " + ", ".join(f"{k}={v}" for k, v in scene.parameters.items()))
+    return 0

@@ -1,0 +1,66 @@
+"""Print what an HDF5 file holds: scene, bodies, observers, parameters, completed realizations and
+datasets.
+"""
+
+from __future__ import annotations
+
+import json
+
+from workbench.store import describe
+
+__all__ = ["add_inspect_parser", "cmd_inspect"]
+
+
+def add_inspect_parser(sub) -> None:
+    i = sub.add_parser("inspect", description=__doc__)
+    i.add_argument("file")
+    i.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    i.set_defaults(func=cmd_inspect)
+
+
+def cmd_inspect(args) -> int:
+    """``workbench inspect`` (the file is read by :func:`workbench.store.describe`)."""
+    info = describe(args.file)
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    print(_format_description(info))
+    return 0
+
+
+def _format_description(info: dict) -> str:
+    """The text ``workbench inspect`` prints for :func:`workbench.store.describe`'s ``info``."""
+    lines = []
+    attrs = info.get("attrs", {})
+    lines.append(
+        f"{info.get('path', '')}  ({info.get('kind', attrs.get('kind', ''))}, format "
+        f"{attrs.get('format_version', '?')}, workbench {attrs.get('workbench_version', '?')})"
+    )
+    for key in ("scene_first_line", "created", "seed_entropy"):
+        if info.get(key) or attrs.get(key):
+            lines.append(f"  {key.replace('_', ' ')}: {info.get(key) or attrs.get(key)}")
+    lines.append(
+        f"  realizations: {info.get('n_completed', '?')} of {info.get('n_realizations', '?')}"
+        " completed"
+    )
+    if info.get("failed"):
+        lines.append(f"  failed: {info['failed']}")
+    t = info.get("time", {})
+    if t:
+        lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('stop')} s")
+    lines.append(f"  bodies: {', '.join(info.get('bodies', []))}")
+    for section in ("observers", "params", "datasets"):
+        items = info.get(section) or {}
+        if items:
+            lines.append(f"  {section}:")
+            for name, d in items.items():
+                lines.append(f"    {name}: {_short(d)}")
+    if "file_size" in info:
+        lines.append(f"  file size: {info['file_size']:,} bytes")
+    return "\n".join(lines)
+
+
+def _short(d) -> str:
+    if isinstance(d, dict):
+        return ", ".join(f"{k}={v}" for k, v in d.items())
+    return str(d)

@@ -1,0 +1,74 @@
+"""Plot one observer channel (each component against time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.ensemble import report
+from workbench.errors import StoreError
+from workbench.figures.trajectories import plot_observer
+from workbench.store import TrajectoryStore, read_trajectory
+
+__all__ = ["add_plot_parser", "cmd_plot"]
+
+
+def add_plot_parser(sub) -> None:
+    pl = sub.add_parser("plot", description=__doc__)
+    pl.add_argument("file")
+    what = pl.add_mutually_exclusive_group(required=True)
+    what.add_argument("--observer", help="observer or diagnostic name")
+    what.add_argument(
+        "--param",
+        metavar="BODY/QUANTITY",
+        help="ensembles: PDF of a sampled parameter (e.g. rb5/mass, rb5/G for "
+        "tr(G)) or scatter of a 3-vector (rb5/com)",
+    )
+    pl.add_argument(
+        "--band",
+        type=float,
+        default=None,
+        metavar="P_C",
+        help="ensembles: confidence region at this probability (default 0.9) with "
+        "the mean and nominal responses",
+    )
+    pl.add_argument(
+        "--convergence",
+        action="store_true",
+        help="ensembles: mean-square convergence of the observer instead",
+    )
+    pl.add_argument("--realization", type=int, default=0, help="realization index (default 0)")
+    pl.add_argument("-o", "--output", help="image to write (default: <file>_<observer>.png)")
+    pl.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args) -> int:
+    """``workbench plot`` (figures by :mod:`workbench.figures.trajectories`; those of ensembles
+    driven by :mod:`workbench.ensemble.report`)."""
+    with TrajectoryStore.open(args.file) as store:
+        is_ensemble = store.attrs.get("kind") == "ensemble"
+    stem = Path(args.file).with_suffix("")
+    if args.param is not None or (is_ensemble and args.realization == 0 and args.band != 0):
+        if not is_ensemble:
+            raise StoreError(f"{args.file}: --param/--band/--convergence need an ensemble file")
+        if args.param is not None:
+            out = Path(args.output or f"{stem}_{args.param.replace('/', '_')}.png")
+            written = report.plot_parameter(args.file, args.param, out)
+        elif args.convergence:
+            out = Path(args.output or f"{stem}_{args.observer}_convergence.png")
+            written = report.plot_ensemble_convergence(args.file, args.observer, out)
+        else:
+            p_c = 0.9 if args.band is None else args.band
+            if not 0 < p_c < 1:
+                raise StoreError(f"--band: expected a probability in (0, 1), got {p_c}")
+            out = Path(args.output or f"{stem}_{args.observer}_band.png")
+            written = report.plot_ensemble_observer(args.file, args.observer, out, p_c)
+        print(f"wrote {written}")
+        return 0
+    traj = read_trajectory(args.file, args.realization)
+    out = Path(args.output or f"{stem}_{args.observer}.png")
+    try:
+        written = plot_observer(traj, args.observer, out)
+    except KeyError as exc:
+        raise StoreError(f"{args.file}: --observer: {exc.args[0]}") from None
+    print(f"wrote {written}")
+    return 0

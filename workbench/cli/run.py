@@ -1,0 +1,57 @@
+"""Run SCENE (a .yaml file, a .py scene script, or the name of a shipped scene) forward in PyBullet
+and write the trajectory to HDF5.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from workbench.cli.common import (
+    add_scene_arguments,
+    check_positive,
+    load_scene_arguments,
+    progress_bar,
+)
+from workbench.scene.loader import scene_to_json
+from workbench.sim.forward import run_scene
+from workbench.store import write_trajectory
+
+__all__ = ["add_run_parser", "cmd_run"]
+
+
+def add_run_parser(sub) -> None:
+    r = sub.add_parser("run", description=__doc__)
+    add_scene_arguments(r)
+    r.add_argument("-o", "--output", help="HDF5 file to write (default: <scene name>.h5)")
+    r.set_defaults(func=cmd_run)
+
+
+def cmd_run(args) -> int:
+    """``workbench run`` (the work is :func:`workbench.sim.forward.run_scene`)."""
+    path, _, scene = load_scene_arguments(args)
+    for name in ("dt", "duration"):
+        check_positive(name, getattr(args, name), what="number of seconds", finite=False)
+    scene = scene.with_settings(dt=args.dt, duration=args.duration)
+    out = Path(args.output or f"{path.stem}.h5")
+    t0 = time.perf_counter()
+    with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
+        traj = run_scene(scene, progress=advance)
+    wall = time.perf_counter() - t0
+    write_trajectory(out, traj, scene_text=scene.source_text, scene_json=scene_to_json(scene))
+    if traj.status != "ok":
+        print(
+            f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "
+            f"(marked '{traj.status}')",
+            file=sys.stderr,
+        )
+        return 1
+    if not args.quiet:
+        bodies = f"{traj.n_bodies} bod{'y' if traj.n_bodies == 1 else 'ies'}"
+        print(
+            f"wrote {out}: {traj.n_times} records of {bodies}, "
+            f"{scene.settings.duration:g} s simulated in {wall:.2f} s "
+            f"({scene.settings.n_steps / max(wall, 1e-9):,.0f} steps/s)"
+        )
+    return 0

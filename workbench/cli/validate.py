@@ -1,0 +1,133 @@
+"""Compare a model ensemble (MODEL.h5 from `workbench ensemble`) with experiments (stores such as
+`workbench run` files, or a CSV of time series: first column time in s, one column per
+experiment) on one observer component, with the instantaneous, first-passage and accumulated
+reliability metrics of Ao, Hu & Mahadevan (2017). The model is streamed in blocks of
+--chunk-size realizations.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workbench.analysis.validation import validate_files
+
+__all__ = ["add_validate_parser", "cmd_validate"]
+
+
+def add_validate_parser(sub) -> None:
+    va = sub.add_parser("validate", description=__doc__)
+    va.add_argument("--model", required=True, metavar="MODEL.h5", help="model ensemble store")
+    va.add_argument(
+        "--experiments",
+        required=True,
+        nargs="+",
+        metavar="EXP",
+        help="experiment stores (every completed realization is one experiment) or CSV files",
+    )
+    va.add_argument("--observer", required=True, help="observer name")
+    va.add_argument(
+        "--component",
+        help="component index or label (e.g. 0 or x); needed when the observer has several",
+    )
+    thr = va.add_mutually_exclusive_group(required=True)
+    thr.add_argument(
+        "--lambda",
+        dest="lam",
+        type=float,
+        metavar="LAMBDA",
+        help="relative threshold: |model - experiment| < LAMBDA |experiment| (e.g. 0.08)",
+    )
+    thr.add_argument(
+        "--epsilon",
+        type=float,
+        help="absolute threshold in the observer's unit: |model - experiment| < EPSILON",
+    )
+    va.add_argument(
+        "--metric",
+        choices=("instantaneous", "first-passage", "accumulated", "all"),
+        default="all",
+        help="which metric (default all)",
+    )
+    va.add_argument(
+        "--interpolate",
+        action="store_true",
+        help="interpolate the model onto the experiments' instants when the time grids differ",
+    )
+    va.add_argument(
+        "--chunk-size",
+        type=int,
+        default=4096,
+        help="model realizations read and processed at once (memory bound; default 4096)",
+    )
+    va.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    va.add_argument("-o", "--output", metavar="OUT.json", help="write the full result as JSON")
+    va.add_argument("--plot", metavar="FIG.png", help="write a figure of the metrics")
+    va.set_defaults(func=cmd_validate)
+
+
+def cmd_validate(args) -> int:
+    """``workbench validate`` (the work is :func:`workbench.analysis.validation.validate_files`)."""
+    metrics = (
+        ("instantaneous", "first_passage", "accumulated")
+        if args.metric == "all"
+        else (args.metric.replace("-", "_"),)
+    )
+    report = validate_files(
+        args.model,
+        args.experiments,
+        args.observer,
+        metrics=metrics,
+        component=args.component,
+        lam=args.lam,
+        epsilon=args.epsilon,
+        interpolate=args.interpolate,
+        chunk_size=args.chunk_size,
+    )
+    if args.output:
+        Path(args.output).write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    if args.plot:
+        _validation_plot(args, report)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+        return 0
+    unit = f" {report.unit}" if report.unit else ""
+    if "lambda" in report.threshold:
+        threshold = f"eps = {report.threshold['lambda']:g} |experiment|"
+    else:
+        threshold = f"eps = {report.threshold['epsilon']:g}{unit}"
+    excluded = f", {report.n_excluded} incomplete left out" if report.n_excluded else ""
+    n_exp = len(report.experiments)
+    print(
+        f"{report.observer}.{report.component}: {report.n_model} model realizations"
+        f"{excluded}, {n_exp} experiment{'s' if n_exp != 1 else ''}, {report.time.size} instants "
+        f"in [{report.window[0]:g}, {report.window[1]:g}] s"
+        f"{' (model interpolated)' if report.interpolated else ''}; {threshold}"
+    )
+    print(f"  {'metric':<15}{'r(t_end)':>10}{'min':>10}{'mean':>10}")
+    for name, row in report.summary().items():
+        print(
+            f"  {name.replace('_', '-'):<15}{row['final']:>10.4f}{row['min']:>10.4f}"
+            f"{row['mean']:>10.4f}"
+        )
+    for path in (args.output, args.plot):
+        if path:
+            print(f"wrote {path}")
+    return 0
+
+
+def _validation_plot(args, report) -> None:
+    # matplotlib (half a second to import) only when --plot asks for a figure
+    from workbench.figures.validation import plot_validation
+
+    unit = f" [{report.unit}]" if report.unit else ""
+    plot_validation(
+        report.time,
+        report.metrics,
+        args.plot,
+        model_sample=report.model_sample,
+        experiments=report.experiment_values,
+        experiment_labels=report.experiments,
+        ylabel=f"{report.observer}.{report.component}{unit}",
+        title=f"{Path(args.model).name} vs {len(report.experiments)} experiments",
+    )

@@ -1,0 +1,407 @@
+"""A rigid body of a scene: its shape, contact material, air drag and resolved mass properties.
+
+Mass properties (mass, centre of mass, inertia about it in the body frame) come from the shape
+and ``mass`` or ``density`` (closed forms in :mod:`workbench.scene.inertia`, meshes through
+trimesh), unless the body gives them. Units are SI. See ``docs/architecture.md`` (the scene wing).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+from scipy.spatial.transform import Rotation
+
+from workbench.scene import inertia as _inertia
+from workbench.scene.fields import (
+    PARAMETERS_GROUP,
+    WORLD,
+    Name,
+    NonNegFloat,
+    PosFloat,
+    StrictModel,
+    Vec3,
+    Vec4,
+)
+from workbench.scene.random_inputs import BodyUncertainty
+
+__all__ = [
+    "Sphere",
+    "Box",
+    "Cylinder",
+    "Capsule",
+    "Plane",
+    "Mesh",
+    "Urdf",
+    "Shape",
+    "Material",
+    "Drag",
+    "MassProperties",
+    "Body",
+    "resolve_file",
+]
+
+# --------------------------------------------------------------------------------------------
+# Shapes
+
+
+class Sphere(StrictModel):
+    """Solid sphere of ``radius`` m."""
+
+    type: Literal["sphere"]
+    radius: PosFloat
+
+
+class Box(StrictModel):
+    """Solid box given by ``half_extents`` or full ``size`` (m), axes along the body frame."""
+
+    type: Literal["box"]
+    half_extents: tuple[PosFloat, PosFloat, PosFloat] | None = None
+    size: tuple[PosFloat, PosFloat, PosFloat] | None = None
+
+    @model_validator(mode="after")
+    def _one_size(self) -> Box:
+        if (self.half_extents is None) == (self.size is None):
+            raise ValueError("give exactly one of 'half_extents' or 'size'")
+        return self
+
+    @property
+    def halves(self) -> tuple[float, float, float]:
+        if self.half_extents is not None:
+            return self.half_extents
+        return tuple(0.5 * s for s in self.size)  # type: ignore[return-value]
+
+
+class Cylinder(StrictModel):
+    """Solid cylinder along the body z axis."""
+
+    type: Literal["cylinder"]
+    radius: PosFloat
+    length: PosFloat
+
+
+class Capsule(StrictModel):
+    """Capsule along z: ``length`` is the distance between the hemisphere centres."""
+
+    type: Literal["capsule"]
+    radius: PosFloat
+    length: PosFloat
+
+
+class Plane(StrictModel):
+    """Infinite static plane through the body origin with the given normal (body frame)."""
+
+    type: Literal["plane"]
+    normal: Vec3 = (0.0, 0.0, 1.0)
+
+
+class Mesh(StrictModel):
+    """Triangle mesh from an OBJ/STL file (path relative to the scene file).
+
+    Mass properties come from the closed mesh (trimesh); collision uses its convex hull unless
+    ``collision: concave`` (static bodies only, as in PyBullet).
+    """
+
+    type: Literal["mesh"]
+    file: str
+    scale: PosFloat | tuple[PosFloat, PosFloat, PosFloat] = 1.0
+    collision: Literal["convex_hull", "concave"] = "convex_hull"
+
+    @property
+    def scale3(self) -> tuple[float, float, float]:
+        s = self.scale
+        return (s, s, s) if isinstance(s, (int, float)) else tuple(s)  # type: ignore[return-value]
+
+
+class Urdf(StrictModel):
+    """A URDF model (path relative to the scene file, or a file of PyBullet's bundled data).
+
+    Only the base link is tracked in the state; mass properties come from the URDF.
+    """
+
+    type: Literal["urdf"]
+    file: str
+    global_scaling: PosFloat = 1.0
+
+
+Shape = Annotated[
+    Sphere | Box | Cylinder | Capsule | Plane | Mesh | Urdf, Field(discriminator="type")
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Bodies
+
+
+class Material(StrictModel):
+    """Contact material of one body.
+
+    PyBullet combines the two bodies of a contact by *product* for friction and restitution,
+    μ = μ_A μ_B and e = e_A e_B, but rolling and spinning friction by ρ = ρ_A μ_B + ρ_B μ_A
+    (measured in 8 combinations; see ``reverse/contacts.py``). The workbench default friction
+    is 1 (not PyBullet's 0.5), the neutral element of the product, so the μ you give one body is
+    the effective μ against a body that does not say. Restitution defaults to 0 (inelastic) as in
+    PyBullet; a bounce needs restitution on *both* bodies (e.g. ground 1, ball 0.6 → 0.6).
+    Rolling and spinning friction give a torque = coefficient × normal force.
+    """
+
+    friction: NonNegFloat = 1.0
+    rolling_friction: NonNegFloat = 0.0
+    spinning_friction: NonNegFloat = 0.0
+    restitution: Annotated[float, Field(ge=0, le=1)] = 0.0
+
+
+class Drag(StrictModel):
+    """Quadratic air drag F = −m c |v| v on the centre of mass.
+
+    Give ``c`` (1/m) directly, or ``cd``, ``area`` (m²) and ``air_density`` (kg/m³), from which
+    c = ρ C_d A / (2 m).
+    """
+
+    c: NonNegFloat | None = None
+    cd: NonNegFloat | None = None
+    area: PosFloat | None = None
+    air_density: PosFloat = 1.225
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Drag:
+        if self.c is None and (self.cd is None or self.area is None):
+            raise ValueError("give 'c' (1/m), or both 'cd' and 'area' (m^2)")
+        if self.c is not None and (self.cd is not None or self.area is not None):
+            raise ValueError("give either 'c' or 'cd' and 'area', not both")
+        return self
+
+    def coefficient(self, mass: float) -> float:
+        """c in 1/m for a body of ``mass`` kg."""
+        if self.c is not None:
+            return self.c
+        return self.air_density * self.cd * self.area / (2.0 * mass)  # type: ignore[operator]
+
+
+class MassProperties(BaseModel):
+    """Resolved mass, centre of mass (body frame, m) and inertia about it (body frame, kg·m²)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    mass: float
+    com: tuple[float, float, float]
+    inertia: tuple[Vec3, Vec3, Vec3]
+
+    @property
+    def inertia_matrix(self) -> np.ndarray:
+        return np.array(self.inertia, dtype=float)
+
+
+class Body(StrictModel):
+    """One rigid body. Pose and velocities are of the body frame at t = 0 (world frame)."""
+
+    name: Name
+    shape: Shape
+    mass: PosFloat | None = None
+    density: PosFloat | None = None
+    com: Vec3 | None = None
+    inertia: tuple[Vec3, Vec3, Vec3] | Vec3 | None = None
+    position: Vec3 = (0.0, 0.0, 0.0)
+    quaternion: Vec4 | None = None
+    euler_deg: Vec3 | None = None
+    linear_velocity: Vec3 = (0.0, 0.0, 0.0)
+    angular_velocity: Vec3 = (0.0, 0.0, 0.0)
+    fixed: bool = False
+    collision: bool = True
+    material: Material = Material()
+    drag: Drag | None = None
+    force: Vec3 | None = None
+    torque: Vec3 | None = None
+    uncertainty: BodyUncertainty | None = None
+    description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _not_world(cls, v: str) -> str:
+        if v == WORLD:
+            raise ValueError(f"'{WORLD}' is reserved for the fixed world frame")
+        if v == PARAMETERS_GROUP:
+            raise ValueError(f"'{PARAMETERS_GROUP}' is reserved for sampled scene parameters")
+        return v
+
+    @field_validator("quaternion")
+    @classmethod
+    def _unit_quaternion(cls, v: Vec4 | None) -> Vec4 | None:
+        if v is not None:
+            n = math.sqrt(sum(x * x for x in v))
+            if not 0.999 < n < 1.001:  # a typo, not rounding: normalise only near-unit input
+                raise ValueError(f"a unit quaternion (x, y, z, w), got norm {n:.6g}")
+            v = tuple(x / n for x in v)  # type: ignore[assignment]
+        return v
+
+    @model_validator(mode="after")
+    def _check(self, info: ValidationInfo) -> Body:
+        if self.quaternion is not None and self.euler_deg is not None:
+            raise ValueError("give at most one of 'quaternion' and 'euler_deg'")
+        static_shape = self.shape.type in ("plane",)
+        if static_shape and not self.fixed:
+            raise ValueError("a plane must be 'fixed: true'")
+        if self.mass is not None and self.density is not None:
+            raise ValueError("give 'mass' or 'density', not both")
+        if self.shape.type == "urdf":
+            if self.mass is not None or self.density is not None or self.inertia is not None:
+                raise ValueError("a urdf body takes its mass and inertia from the URDF")
+        elif not self.fixed and self.mass is None and self.density is None:
+            raise ValueError("a moving body needs 'mass' (kg) or 'density' (kg/m^3)")
+        if self.inertia is not None:
+            problem = _inertia.inertia_problem(self._inertia_given())
+            if problem is not None:
+                raise PydanticCustomError(
+                    "inertia", "inertia: expected {problem}", {"problem": problem}
+                )
+        base_dir = (info.context or {}).get("base_dir")
+        props = _mass_properties(self, base_dir) if not static_shape else None
+        object.__setattr__(self, "_props", props)
+        if self.uncertainty is not None:
+            if self.fixed or props is None:
+                raise PydanticCustomError(
+                    "uncertainty",
+                    "uncertainty: only moving bodies with mass properties can be random",
+                    {},
+                )
+            self.uncertainty.check_nominal(props.mass, props.com, props.inertia_matrix)
+        return self
+
+    def _inertia_given(self) -> np.ndarray:
+        J = np.asarray(self.inertia, dtype=float)
+        return np.diag(J) if J.shape == (3,) else J
+
+    @property
+    def mass_properties(self) -> MassProperties | None:
+        """Resolved mass properties (``None`` for planes and URDF bodies)."""
+        return self.__dict__.get("_props")
+
+    @property
+    def rotation(self) -> Rotation:
+        """Initial orientation of the body frame."""
+        if self.quaternion is not None:
+            return Rotation.from_quat(self.quaternion)
+        if self.euler_deg is not None:
+            # Extrinsic x-y-z (roll, pitch, yaw) as PyBullet's getQuaternionFromEuler.
+            return Rotation.from_euler("xyz", self.euler_deg, degrees=True)
+        return Rotation.identity()
+
+
+def _mass_properties(body: Body, base_dir: str | None) -> MassProperties | None:
+    shape = body.shape
+    if shape.type == "urdf":
+        return None
+    if shape.type == "mesh":
+        vol, com, unit_inertia = _mesh_properties(shape, base_dir)
+    else:
+        vol, com = _primitive_volume(shape), np.zeros(3)
+        unit_inertia = None
+    if body.mass is not None:
+        mass = body.mass
+    elif body.density is not None:
+        mass = body.density * vol
+    else:  # fixed body without mass: mass properties are irrelevant to the engine
+        mass = 1.0
+    if unit_inertia is not None:
+        J = unit_inertia * (mass / vol)  # trimesh's inertia at density 1 scales with mass
+    else:
+        J = _primitive_inertia(shape, mass)
+    if body.com is not None:
+        com = np.asarray(body.com, dtype=float)
+    if body.inertia is not None:
+        J = body._inertia_given()
+    J = 0.5 * (J + J.T)
+    return MassProperties(
+        mass=float(mass),
+        com=tuple(float(x) for x in com),
+        inertia=tuple(tuple(float(x) for x in row) for row in J),
+    )
+
+
+def _primitive_volume(shape) -> float:
+    if shape.type == "sphere":
+        return _inertia.sphere_volume(shape.radius)
+    if shape.type == "box":
+        return _inertia.box_volume(shape.halves)
+    if shape.type == "cylinder":
+        return _inertia.cylinder_volume(shape.radius, shape.length)
+    if shape.type == "capsule":
+        return _inertia.capsule_volume(shape.radius, shape.length)
+    raise AssertionError(shape.type)
+
+
+def _primitive_inertia(shape, mass: float) -> np.ndarray:
+    if shape.type == "sphere":
+        return _inertia.sphere_inertia(mass, shape.radius)
+    if shape.type == "box":
+        return _inertia.box_inertia(mass, shape.halves)
+    if shape.type == "cylinder":
+        return _inertia.cylinder_inertia(mass, shape.radius, shape.length)
+    if shape.type == "capsule":
+        return _inertia.capsule_inertia(mass, shape.radius, shape.length)
+    raise AssertionError(shape.type)
+
+
+def resolve_file(name: str, base_dir: str | None) -> Path | None:
+    """A mesh/URDF path: relative to the scene's folder, else in PyBullet's bundled data."""
+    p = Path(name)
+    candidates = [p] if p.is_absolute() else [Path(base_dir or ".") / p]
+    if not p.is_absolute():
+        try:
+            import pybullet_data  # a path-only module; does not load the engine
+
+            candidates.append(Path(pybullet_data.getDataPath()) / p)
+        except ImportError:  # pragma: no cover - pybullet is a hard dependency
+            pass
+    for c in candidates:
+        if c.is_file():
+            return c.resolve()
+    return None
+
+
+def _mesh_properties(shape: Mesh, base_dir: str | None):
+    path = resolve_file(shape.file, base_dir)
+    if path is None:
+        raise PydanticCustomError(
+            "file",
+            "mesh file '{file}' not found (relative to the scene's folder)",
+            {"file": shape.file},
+        )
+    try:
+        return _mesh_file_properties(str(path), shape.scale3, path.stat().st_mtime_ns)
+    except PydanticCustomError:
+        raise
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise PydanticCustomError(
+            "file", "cannot read mesh '{file}': {err}", {"file": shape.file, "err": str(exc)}
+        ) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_file_properties(path: str, scale: tuple, mtime_ns: int):
+    """Volume, centre of mass and unit-density inertia of a mesh file (cached: every realization
+    of an ensemble re-validates its scene)."""
+    import trimesh  # imported here: heavy (~0.3 s), and only mesh bodies need it
+
+    shape_file = Path(path).name
+    try:
+        mesh = trimesh.load(path, force="mesh")
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise PydanticCustomError(
+            "file", "cannot read mesh '{file}': {err}", {"file": shape_file, "err": str(exc)}
+        ) from None
+    mesh.apply_scale(scale)
+    if not mesh.is_watertight or mesh.volume <= 0:
+        raise PydanticCustomError(
+            "file",
+            "mesh '{file}' must be closed with outward normals to give mass properties "
+            "(or give mass, com and inertia explicitly)",
+            {"file": shape_file},
+        )
+    mesh.density = 1.0
+    return float(mesh.volume), np.asarray(mesh.center_mass), np.asarray(mesh.moment_inertia)

@@ -1,0 +1,81 @@
+"""Document parameters: ``${name}`` substitution and ``--set name=value`` overrides.
+
+Scenes and specs both declare ``parameters:`` at the top and refer to them as ``${name}`` in any
+string below; the command line replaces declared values with ``--set``. See
+``docs/architecture.md`` (the scene wing).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from workbench.errors import SceneError
+from workbench.scene.fields import did_you_mean, format_loc
+
+__all__ = ["substitute_parameters", "apply_overrides"]
+
+_PARAM_REF = re.compile(r"\$\{([^}]*)\}")
+
+
+def _unknown(name: str, params: dict[str, Any], shown: str) -> str:
+    """The message for a parameter ``name`` that is not declared (``shown`` as the user wrote)."""
+    return (
+        f"unknown parameter '{shown}'{did_you_mean(name, params)}; declared parameters: "
+        f"{', '.join(params) or '(none)'}"
+    )
+
+
+def substitute_parameters(
+    data: Any, params: dict[str, Any], source: str = "<scene>", line_of=None
+) -> Any:
+    """Replace ``${name}`` in every string of ``data`` by the parameter's value.
+
+    A string that is exactly ``${name}`` takes the value itself (number, list, ...); a longer
+    string gets the value's text spliced in. Unknown names raise :class:`SceneError`.
+
+    Parameters
+    ----------
+    data : dict, list or scalar
+        Parsed document (not modified).
+    params : dict
+        Parameter values by name.
+    source : str
+        Where ``data`` came from, for error messages.
+    line_of : callable, optional
+        ``line_of(path_tuple) -> int | None`` giving the source line of a field.
+    """
+
+    def walk(node: Any, path: tuple) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, path + (k,)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, path + (i,)) for i, v in enumerate(node)]
+        if isinstance(node, str) and "${" in node:
+            for r in _PARAM_REF.findall(node):
+                if r not in params:
+                    raise SceneError(
+                        source,
+                        format_loc(path),
+                        _unknown(r, params, f"${{{r}}}"),
+                        line_of(path) if line_of else None,
+                    )
+            whole = _PARAM_REF.fullmatch(node.strip())
+            if whole:
+                return params[whole.group(1)]
+            return _PARAM_REF.sub(lambda m: str(params[m.group(1)]), node)
+        return node
+
+    return walk(data, ())
+
+
+def apply_overrides(
+    declared: dict[str, Any], overrides: dict[str, Any] | None, source: str
+) -> dict[str, Any]:
+    """Declared parameters updated by ``overrides``; unknown names raise :class:`SceneError`."""
+    params = dict(declared)
+    for k, v in (overrides or {}).items():
+        if k not in params:
+            raise SceneError(source, f"--set {k}", _unknown(k, params, k))
+        params[k] = v
+    return params

@@ -1,0 +1,146 @@
+"""Arguments of the engine's PyBullet calls for scene bodies, pure: which ``GEOM_*`` geometry and
+which ``createCollisionShape`` / ``createVisualShape`` keywords make each shape, and the
+``changeDynamics`` keywords of every body. The engine (:mod:`workbench.sim.engine`) makes the
+calls.
+
+Planes may collide as a thick box (``plane_as_box``): a box on PyBullet's ``GEOM_PLANE`` gets a
+persistent manifold that grows by one point per step, while box–box detection reports all four
+corners of a resting box at once. They are drawn as a thin slab whose top face is the plane.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from workbench.scene.model import Body, Settings
+from workbench.sim.frames import z_to
+
+__all__ = [
+    "ShapeArguments",
+    "shape_arguments",
+    "dynamics_arguments",
+    "MAX_SPEED",
+    "PLANE_BOX_HALF",
+    "PLANE_BOX_DEPTH",
+]
+
+#: Speed cap handed to PyBullet (m/s and rad/s). A multibody base is otherwise clamped to
+#: 100 m/s and 100 rad/s (btMultiBody's default maximum coordinate velocity), silently: measured
+#: here, a ball launched at 300 m/s flew at 100 m/s. The value is "no cap" in practice.
+MAX_SPEED = 1e30
+
+#: Half side and half depth (m) of the box that stands in for a plane with ``plane_as_box``.
+PLANE_BOX_HALF = 50.0
+PLANE_BOX_DEPTH = 0.5
+
+#: Half side and half depth (m) of the slab that draws a plane.
+_SLAB_HALF = 10
+_SLAB_DEPTH = 0.001
+
+#: Colour of a drawn plane (RGBA).
+_PLANE_COLOUR = (0.8, 0.8, 0.8, 1)
+
+
+@dataclass(frozen=True)
+class ShapeArguments:
+    """Arguments of one shape's PyBullet calls.
+
+    Attributes
+    ----------
+    geometry : str
+        Name of the collision shape's ``GEOM_*`` constant.
+    collision : dict
+        ``createCollisionShape`` keywords.
+    concave : bool
+        A mesh to collide as a concave triangle mesh (``flags=GEOM_FORCE_CONCAVE_TRIMESH``).
+    visual_geometry : str or None
+        Name of the visual shape's ``GEOM_*`` constant (None: no visual shape asked for).
+    visual : dict
+        ``createVisualShape`` keywords (without the colour).
+    colour : tuple of float or None
+        RGBA the shape is always drawn in (planes), else None (the body's colour).
+    """
+
+    geometry: str
+    collision: dict
+    concave: bool = False
+    visual_geometry: str | None = None
+    visual: dict | None = None
+    colour: tuple | None = None
+
+
+def shape_arguments(
+    shape, mesh_path: Path | None = None, *, plane_as_box: bool = False, visual: bool = False
+) -> ShapeArguments:
+    """The PyBullet arguments of a scene ``shape`` (sphere, box, cylinder, capsule, plane, mesh).
+
+    Parameters
+    ----------
+    shape
+        A body's shape from the scene (:mod:`workbench.scene.model`).
+    mesh_path : Path, optional
+        The resolved file of a mesh shape.
+    plane_as_box : bool
+        Collide a plane as a 2 :data:`PLANE_BOX_HALF` wide, 2 :data:`PLANE_BOX_DEPTH` deep box
+        whose top face is the plane.
+    visual : bool
+        Also give the visual shape's arguments.
+    """
+    kind = shape.type
+    if kind == "sphere":
+        geom, kw = "GEOM_SPHERE", {"radius": shape.radius}
+    elif kind == "box":
+        geom, kw = "GEOM_BOX", {"halfExtents": list(shape.halves)}
+    elif kind in ("cylinder", "capsule"):
+        geom = "GEOM_CYLINDER" if kind == "cylinder" else "GEOM_CAPSULE"
+        kw = {"radius": shape.radius, "height": shape.length}
+    elif kind == "plane":
+        geom, kw = "GEOM_PLANE", {"planeNormal": list(shape.normal)}
+    elif kind == "mesh":
+        geom, kw = "GEOM_MESH", {"fileName": str(mesh_path), "meshScale": list(shape.scale3)}
+    else:  # pragma: no cover - schema forbids
+        raise AssertionError(kind)
+    col_geom, ckw = geom, dict(kw)
+    concave = kind == "mesh" and shape.collision == "concave"
+    if kind == "plane":
+        normal = np.asarray(shape.normal, dtype=float) / np.linalg.norm(shape.normal)
+    if kind == "plane" and plane_as_box:
+        col_geom = "GEOM_BOX"
+        ckw = {
+            "halfExtents": [PLANE_BOX_HALF, PLANE_BOX_HALF, PLANE_BOX_DEPTH],
+            "collisionFrameOrientation": z_to(normal).as_quat().tolist(),
+            "collisionFramePosition": (-PLANE_BOX_DEPTH * normal).tolist(),
+        }
+    if not visual:
+        return ShapeArguments(col_geom, ckw, concave)
+    vkw, colour = dict(kw), None
+    if kind in ("cylinder", "capsule"):
+        vkw = {"radius": shape.radius, "length": shape.length}
+    if kind == "plane":  # drawn as a thin slab whose top face is the plane
+        geom, colour = "GEOM_BOX", _PLANE_COLOUR
+        vkw = {
+            "halfExtents": [_SLAB_HALF, _SLAB_HALF, _SLAB_DEPTH],
+            "visualFrameOrientation": z_to(normal).as_quat().tolist(),
+            "visualFramePosition": (-_SLAB_DEPTH * normal).tolist(),
+        }
+    return ShapeArguments(col_geom, ckw, concave, geom, vkw, colour)
+
+
+def dynamics_arguments(body: Body, settings: Settings) -> dict:
+    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material, and
+    the scene's contact processing threshold if it sets one."""
+    dyn = dict(
+        linearDamping=0.0,
+        angularDamping=0.0,
+        maxJointVelocity=MAX_SPEED,
+        lateralFriction=body.material.friction,
+        rollingFriction=body.material.rolling_friction,
+        spinningFriction=body.material.spinning_friction,
+        restitution=body.material.restitution,
+    )
+    if settings.contact_processing_threshold is not None:
+        dyn["contactProcessingThreshold"] = settings.contact_processing_threshold
+    return dyn

@@ -1,0 +1,38 @@
+"""Storage of trajectories: one HDF5 file per run or ensemble, crash-safe and resumable.
+
+The only place where trajectory files are opened (``docs/architecture.md``, "HDF5 layout"):
+
+- :mod:`~workbench.store.schema`: what a store holds (:class:`StoreSchema`) and how a
+  :class:`~workbench.sim.state.Trajectory` maps onto its datasets; pure numpy;
+- :mod:`~workbench.store.backend`: the contract every store meets (:class:`Store`: write, read,
+  stream) and :class:`BatchWriter`, the ensembles' batched two-phase writer;
+- :mod:`~workbench.store.hdf5`: the file (:class:`TrajectoryStore`, :func:`write_trajectory`,
+  :func:`read_trajectory`, :func:`describe`), its layout and its crash safety;
+- :mod:`~workbench.store.memory`: :class:`MemoryStore`, the in-memory reference the file is
+  tested against.
+"""
+
+from __future__ import annotations
+
+from workbench.store.backend import BatchWriter, Store
+from workbench.store.hdf5 import (
+    FORMAT_VERSION,
+    TrajectoryStore,
+    describe,
+    read_trajectory,
+    write_trajectory,
+)
+from workbench.store.memory import MemoryStore
+from workbench.store.schema import StoreSchema
+
+__all__ = [
+    "FORMAT_VERSION",
+    "StoreSchema",
+    "Store",
+    "TrajectoryStore",
+    "MemoryStore",
+    "BatchWriter",
+    "write_trajectory",
+    "read_trajectory",
+    "describe",
+]

@@ -1,0 +1,326 @@
+"""What a store holds, independent of the file: its schema, and a trajectory checked against it.
+
+A :class:`StoreSchema` fixes the shapes and names shared by all realizations of a store (record
+times, bodies, observers, diagnostics, parameter shapes). :meth:`StoreSchema.rows` turns one
+:class:`~workbench.sim.state.Trajectory` into the rows a store writes for it, one per dataset of
+the layout (``docs/architecture.md``, "HDF5 layout"), and :meth:`StoreSchema.trajectory` turns
+those rows back into a trajectory. Both backends (:mod:`workbench.store.hdf5` and the in-memory
+reference, :mod:`workbench.store.memory`) go through these two methods, so they agree by
+construction on what a realization is. Pure numpy: nothing here touches a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import StoreError
+from workbench.sim.state import STATE_FIELDS, RecordShape, Trajectory
+
+__all__ = [
+    "TIME_RTOL",
+    "StoreSchema",
+    "check_name",
+    "normalise_observer_info",
+    "same_times",
+    "time_tolerance",
+]
+
+#: Record times written for a realization may differ from the store's ``/time`` by round-off
+#: (times accumulated step by step vs. computed as ``i * dt``): about ``n_steps * eps`` relative.
+#: 1e-9 of the time scale covers 10^6 steps of that round-off and still rejects any wrong dt,
+#: stride or start time.
+TIME_RTOL = 1e-9
+
+
+def time_tolerance(time: np.ndarray) -> float:
+    """Absolute tolerance, s, at which instants of the grid ``time`` (shape (nt,)) are equal:
+    :data:`TIME_RTOL` of its time scale (largest instant or span, whichever is larger)."""
+    scale = max(float(np.max(np.abs(time))), float(time[-1] - time[0]), 1e-300)
+    return TIME_RTOL * scale
+
+
+def same_times(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``b`` holds the first ``b.size`` instants of ``a`` to :func:`time_tolerance`."""
+    return bool(np.allclose(b, a[: b.shape[0]], rtol=0.0, atol=time_tolerance(a)))
+
+
+def check_name(what: str, name: str) -> None:
+    """Reject names that cannot be one HDF5 link name."""
+    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+        raise StoreError(f"{what} name {name!r} must be a non-empty string without '/'")
+
+
+def _check_names(what: str, names: Any) -> tuple[str, ...]:
+    """``names`` as a tuple of distinct valid link names."""
+    names = tuple(names)
+    for name in names:
+        check_name(what, name)
+    if len(set(names)) != len(names):
+        raise StoreError(f"duplicate {what} names: {', '.join(names)}")
+    return names
+
+
+def _check_param_key(key: str) -> None:
+    if not isinstance(key, str) or not key:
+        raise StoreError(f"parameter key {key!r} must be a non-empty '<body>/<quantity>' string")
+    for part in key.split("/"):
+        if not part or part in (".", ".."):
+            raise StoreError(f"parameter key {key!r} must look like '<body>/<quantity>'")
+
+
+def normalise_observer_info(name: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """``quantity``, ``unit``, ``components`` (list of str) and ``body`` of observer ``name``,
+    as stored; at least one component label is required."""
+    components = info.get("components", ())
+    if isinstance(components, str):
+        components = [components]
+    out = {
+        "quantity": str(info.get("quantity", "")),
+        "unit": str(info.get("unit", "")),
+        "components": [str(c) for c in components],
+        "body": str(info.get("body", "") or ""),
+    }
+    if not out["components"]:
+        raise StoreError(f"observer {name!r}: observer_info needs at least one component label")
+    return out
+
+
+@dataclass(frozen=True)
+class StoreSchema(RecordShape):
+    """Everything needed to preallocate a store: the shapes and names shared by all realizations.
+
+    Attributes
+    ----------
+    time : ndarray, shape (nt,)
+        Planned recording times, s.
+    body_names : tuple of str
+        Names of the ``n_bodies`` tracked bodies, in state order.
+    observer_info : dict of str to dict
+        Per observer: ``quantity``, ``unit``, ``components`` (list of ``k`` column labels; ``k``
+        fixes the observer's width), ``body`` (``""`` when not attached to a body).
+    diagnostics : tuple of str
+        Names of the per-record diagnostics.
+    param_shapes : dict of str to tuple of int
+        Per-realization shape of each parameter, keyed ``"<body>/<quantity>"``; ``()`` for scalars.
+    """
+
+    time: np.ndarray
+    body_names: tuple[str, ...]
+    observer_info: dict[str, dict] = field(default_factory=dict)
+    diagnostics: tuple[str, ...] = ()
+    param_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        time = np.array(self.time, dtype=np.float64)
+        if time.ndim != 1 or time.size == 0:
+            raise StoreError(f"schema time must have shape (nt,) with nt >= 1, got {time.shape}")
+        if not np.all(np.isfinite(time)):
+            raise StoreError("schema time must be finite")
+        time.flags.writeable = False
+        body_names = _check_names("body", self.body_names)
+        if not body_names:
+            raise StoreError("schema needs at least one body")
+        observer_info = {}
+        for name, info in self.observer_info.items():
+            check_name("observer", name)
+            observer_info[name] = normalise_observer_info(name, info)
+        diagnostics = _check_names("diagnostic", self.diagnostics)
+        param_shapes = {}
+        for key, shape in self.param_shapes.items():
+            _check_param_key(key)
+            shape = tuple(int(s) for s in shape)
+            if any(s < 1 for s in shape):
+                raise StoreError(f"parameter {key!r}: shape {shape} has an empty dimension")
+            param_shapes[key] = shape
+        for key in param_shapes:
+            for other in param_shapes:
+                if other.startswith(key + "/"):
+                    raise StoreError(f"parameter {key!r} clashes with parameter {other!r}")
+        object.__setattr__(self, "time", time)
+        object.__setattr__(self, "body_names", body_names)
+        object.__setattr__(self, "observer_info", observer_info)
+        object.__setattr__(self, "diagnostics", diagnostics)
+        object.__setattr__(self, "param_shapes", param_shapes)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StoreSchema):
+            return NotImplemented
+        return (
+            np.array_equal(self.time, other.time)
+            and self.body_names == other.body_names
+            and self.observer_info == other.observer_info
+            and self.diagnostics == other.diagnostics
+            and self.param_shapes == other.param_shapes
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # holds arrays and dicts
+
+    @classmethod
+    def from_trajectory(cls, traj: Trajectory) -> StoreSchema:
+        """The schema of a store holding trajectories shaped like ``traj``.
+
+        Parameters
+        ----------
+        traj : Trajectory
+            Template: its times, bodies, observers (width from ``observers[name].shape[1]``;
+            missing ``observer_info`` entries get component labels ``"0", "1", ...``),
+            diagnostics and parameter shapes are used.
+
+        Returns
+        -------
+        StoreSchema
+        """
+        observer_info = {}
+        for name, values in traj.observers.items():
+            values = np.asarray(values)
+            if values.ndim != 2:
+                raise StoreError(f"observer {name!r} must have shape (nt, k), got {values.shape}")
+            k = values.shape[1]
+            info = dict(traj.observer_info.get(name, {}))
+            info.setdefault("components", [str(j) for j in range(k)])
+            info = normalise_observer_info(name, info)
+            if len(info["components"]) != k:
+                raise StoreError(
+                    f"observer {name!r} has {k} columns but {len(info['components'])} "
+                    "component labels in observer_info"
+                )
+            observer_info[name] = info
+        return cls(
+            time=np.asarray(traj.time, dtype=np.float64),
+            body_names=tuple(traj.body_names),
+            observer_info=observer_info,
+            diagnostics=tuple(traj.diagnostics),
+            param_shapes={k: tuple(np.shape(v)) for k, v in traj.params.items()},
+        )
+
+    def row_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Shape of one realization's row, by dataset path, for every per-realization float
+        dataset of the layout: states, observers, diagnostics (``(nt, ...)``), parameters."""
+        nt, nb = self.n_times, self.n_bodies
+        shapes = {f"states/{name}": (nt, nb, k) for name, k in STATE_FIELDS.items()}
+        for name, info in self.observer_info.items():
+            shapes[f"observers/{name}"] = (nt, len(info["components"]))
+        for name in self.diagnostics:
+            shapes[f"diagnostics/{name}"] = (nt,)
+        for key, shape in self.param_shapes.items():
+            shapes[f"params/{key}"] = shape
+        return shapes
+
+    def rows(self, traj: Trajectory, where: str) -> tuple[int, dict[str, np.ndarray]]:
+        """Check ``traj`` against the schema and return what a store writes for it.
+
+        Parameters
+        ----------
+        traj : Trajectory
+            Must have the schema's bodies, observers, diagnostics, parameter keys and shapes,
+            and times equal to the first records of :attr:`time`.
+        where : str
+            Prefix of error messages (file and realization).
+
+        Returns
+        -------
+        n : int
+            Number of records of ``traj`` (``<= nt``).
+        rows : dict of str to ndarray
+            By dataset path (as :meth:`row_shapes`): per-record arrays padded with NaN to ``nt``
+            records, parameters at their declared shapes, all float64.
+
+        Raises
+        ------
+        StoreError
+            ``traj`` does not match the schema; the message names the mismatch.
+        """
+        if tuple(traj.body_names) != self.body_names:
+            raise StoreError(
+                f"{where}: trajectory has {len(traj.body_names)} bodies "
+                f"({', '.join(traj.body_names)}), store expects {self.n_bodies} "
+                f"({', '.join(self.body_names)})"
+            )
+        time = np.asarray(traj.time, dtype=np.float64)
+        n = time.shape[0] if time.ndim == 1 else -1
+        if not 0 <= n <= self.n_times:
+            raise StoreError(
+                f"{where}: time has shape {time.shape}, store expects at most ({self.n_times},)"
+            )
+        if not same_times(self.time, time):
+            raise StoreError(f"{where}: record times differ from the store's /time")
+
+        def padded(label: str, values: Any, tail: tuple[int, ...]) -> np.ndarray:
+            arr = np.asarray(values, dtype=np.float64)
+            if arr.shape != (n, *tail):
+                raise StoreError(f"{where}: {label} has shape {arr.shape}, expected {(n, *tail)}")
+            out = np.full((self.n_times, *tail), np.nan)
+            out[:n] = arr
+            return out
+
+        def same_names(label: str, got: Any, expected: Any) -> None:
+            if set(got) != set(expected):
+                extra = sorted(set(got) - set(expected))
+                lacking = sorted(set(expected) - set(got))
+                raise StoreError(
+                    f"{where}: {label} do not match the store"
+                    + (f"; not in store: {', '.join(extra)}" if extra else "")
+                    + (f"; missing: {', '.join(lacking)}" if lacking else "")
+                )
+
+        data: dict[str, np.ndarray] = {}
+        for name, k in STATE_FIELDS.items():
+            data[f"states/{name}"] = padded(name, getattr(traj, name), (self.n_bodies, k))
+        same_names("observers", traj.observers, self.observer_info)
+        for name, info in self.observer_info.items():
+            given = traj.observer_info.get(name)
+            if given is not None and normalise_observer_info(name, given) != info:
+                raise StoreError(f"{where}: observer_info[{name!r}] differs from the store's")
+            k = len(info["components"])
+            data[f"observers/{name}"] = padded(f"observer {name!r}", traj.observers[name], (k,))
+        same_names("diagnostics", traj.diagnostics, self.diagnostics)
+        for name in self.diagnostics:
+            data[f"diagnostics/{name}"] = padded(f"diagnostic {name!r}", traj.diagnostics[name], ())
+        same_names("params", traj.params, self.param_shapes)
+        for key, shape in self.param_shapes.items():
+            arr = np.asarray(traj.params[key], dtype=np.float64)
+            if arr.shape != shape:
+                raise StoreError(f"{where}: param {key!r} has shape {arr.shape}, expected {shape}")
+            data[f"params/{key}"] = arr
+        if not isinstance(traj.status, str) or not isinstance(traj.message, str):
+            raise StoreError(f"{where}: status and message must be str")
+        return n, data
+
+    def trajectory(
+        self, n: int, row: Callable[[str, int], np.ndarray], status: str, message: str
+    ) -> Trajectory:
+        """The trajectory of ``n`` records whose rows ``row(path, n)`` returns.
+
+        Parameters
+        ----------
+        n : int
+            Records of the realization.
+        row : callable
+            ``row(path, n)``: the first ``n`` records of the realization's row of the dataset at
+            ``path`` (states, observers, diagnostics), or its whole row (``params/...``; ``n``
+            is then ignored).
+        status, message : str
+
+        Returns
+        -------
+        Trajectory
+            The inverse of :meth:`rows`.
+        """
+        return Trajectory(
+            time=self.time[:n].copy(),
+            body_names=self.body_names,
+            **{name: row(f"states/{name}", n) for name in STATE_FIELDS},
+            observers={name: row(f"observers/{name}", n) for name in self.observer_info},
+            observer_info={
+                name: {**info, "components": list(info["components"])}
+                for name, info in self.observer_info.items()
+            },
+            diagnostics={name: row(f"diagnostics/{name}", n) for name in self.diagnostics},
+            params={key: np.asarray(row(f"params/{key}", n)) for key in self.param_shapes},
+            status=status,
+            message=message,
+        )
