@@ -71,6 +71,7 @@ class ContactDetector:
         self.rng = rng
         eng = self.engine
         self.static = np.array([f.mass == 0 for f in eng.frames])
+        self.moving = np.flatnonzero(~self.static)  # placed before every contact query
         self.principal = np.array([f.principal for f in eng.frames])
         mats = [b.material for b in scene.bodies]
         self.mu = np.array([m.friction for m in mats])
@@ -91,18 +92,15 @@ class ContactDetector:
         """Contacts at centre-of-mass ``position`` (n, 3) and body-frame ``orientation`` (n, 4)."""
         eng = self.engine
         q_in = quat_multiply(orientation, self.principal)
-        for k in np.flatnonzero(~self.static):
-            eng.set_pose(k, position[k], q_in[k])
+        moving = self.moving
+        eng.set_poses(moving, position[moving], q_in[moving])
         eng.detect_collisions()
-        rows = []
-        for pt in eng.contact_points():
-            d = pt.distance
-            if d > self.touch_tolerance:
-                continue
-            a, b = pt.body_a, pt.body_b
-            if self.static[a] and self.static[b]:
-                continue
-            rows.append((a, b, pt.position_a, pt.position_b, pt.normal, d))
+        static = self.static
+        rows = [
+            row
+            for row in eng.contact_rows(max_distance=self.touch_tolerance)
+            if not (static[row[0]] and static[row[1]])
+        ]
         if not rows:
             return ContactSet.empty()
         a = np.array([r[0] for r in rows])

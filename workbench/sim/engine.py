@@ -365,19 +365,47 @@ class Engine:
             physicsClientId=self._client,
         )
 
+    def set_poses(self, bodies, positions, q_inertial) -> None:
+        """:meth:`set_pose` for each body index in ``bodies``, with ``positions`` (n, 3) and
+        ``q_inertial`` (n, 4) given for those bodies, in one loop (the reverse stepper places
+        every moving body before each contact query)."""
+        reset, c, uids = self._p.resetBasePositionAndOrientation, self._client, self._uids
+        xs = np.asarray(positions, dtype=float).tolist()
+        qs = np.asarray(q_inertial, dtype=float).tolist()
+        for j, x, q in zip(bodies, xs, qs, strict=True):
+            reset(uids[j], x, q, physicsClientId=c)
+
     def detect_collisions(self) -> None:
         """Update the contact points for the bodies where they stand, without stepping."""
         self._p.performCollisionDetection(physicsClientId=self._client)
 
-    def contact_points(self, body: int | None = None) -> list[ContactPoint]:
+    def contact_rows(
+        self, body: int | None = None, max_distance: float | None = None
+    ) -> list[tuple[int, int, tuple, tuple, tuple, float]]:
         """The contact points found by the last step or :meth:`detect_collisions` (of body
-        ``body`` as side A, or all), in PyBullet's order."""
+        ``body`` as side A, or all), in PyBullet's order, as plain tuples ``(body_a, body_b,
+        position_a, position_b, normal, distance)`` with scene body indices (the fields of
+        :class:`ContactPoint`, which the reverse stepper's contact query builds arrays from
+        without paying for named tuples). With ``max_distance``, only points whose signed
+        distance is at most that, m."""
         if body is None:
             pts = self._p.getContactPoints(physicsClientId=self._client)
         else:
             pts = self._p.getContactPoints(bodyA=self._uids[body], physicsClientId=self._client)
         index = self._uid_index
-        return [ContactPoint(index[pt[1]], index[pt[2]], pt[5], pt[6], pt[7], pt[8]) for pt in pts]
+        if max_distance is None:
+            return [(index[pt[1]], index[pt[2]], pt[5], pt[6], pt[7], pt[8]) for pt in pts]
+        return [
+            (index[pt[1]], index[pt[2]], pt[5], pt[6], pt[7], pt[8])
+            for pt in pts
+            if not pt[8] > max_distance  # as before the filter: a NaN distance is kept
+        ]
+
+    def contact_points(
+        self, body: int | None = None, max_distance: float | None = None
+    ) -> list[ContactPoint]:
+        """:meth:`contact_rows` as :class:`ContactPoint` named tuples."""
+        return [ContactPoint(*row) for row in self.contact_rows(body, max_distance)]
 
     def closest_distance(self, a: int, b: int, max_distance: float) -> float:
         """Signed distance between bodies ``a`` and ``b`` (negative: penetration), m, from
