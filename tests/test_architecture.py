@@ -259,6 +259,25 @@ def test_matplotlib_only_in_figures():
     assert outside(importers_of(REPO, "matplotlib"), in_figures) == []
 
 
+#: Libraries with one owner besides the three above: the module (or folder) that alone may import
+#: each, so that reading YAML, loading meshes, drawing progress bars, writing PNGs, sampling by MCMC
+#: and talking to Dask each happen in one place.
+OWNERS = {
+    "yaml": "workbench/specs.py",
+    "trimesh": "workbench/scene/bodies.py",
+    "tqdm": "workbench/cli/common.py",
+    "PIL": "workbench/viewer.py",
+    "emcee": "uncertainty/exact_posterior.py",
+    "distributed": "workbench/ensemble/",
+}
+
+
+@pytest.mark.parametrize("lib", sorted(OWNERS))
+def test_each_library_has_one_owner(lib):
+    owner = OWNERS[lib]
+    assert outside(importers_of(REPO, lib), lambda f: f == owner or f.startswith(owner)) == []
+
+
 def test_uncertainty_is_pure_numerics():
     assert uncertainty_leaks(REPO) == []
 

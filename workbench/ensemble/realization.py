@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.scene.model import PARAMETERS_GROUP, Body, Scene, resolve_file
+from workbench.scene.bodies import shape_hull_vertices
+from workbench.scene.model import PARAMETERS_GROUP, Body, Scene
 
 __all__ = ["Realization", "sample_realization", "nominal_realization", "CALIBRATION_SEED"]
 
@@ -114,7 +115,9 @@ def _sample_g(body: Body, rng: np.random.Generator, base_dir: str | None) -> np.
     if spec.z_max is not None:
         z_max = np.asarray(spec.z_max, dtype=float)
     else:  # Eq. (33) of [1] from the body's shape
-        z_max = rb.z_max_from_vertices(_shape_vertices(body, base_dir), np.asarray(props.com))
+        z_max = rb.z_max_from_vertices(
+            shape_hull_vertices(body.shape, base_dir), np.asarray(props.com)
+        )
     ensemble = _bounded_ensemble(spec.lambda_l, spec.lambda_u, _key(z_bar), _key(z_max))
     return np.asarray(ensemble.sample(rng), dtype=float)
 
@@ -146,27 +149,7 @@ def _com_domain(body: Body, base_dir: str | None):
         return rb.BoxDomain(center, np.asarray(spec.size, dtype=float))
     if spec.domain == "ball":
         return rb.BallDomain(center, spec.radius)
-    vertices = spec.vertices if spec.vertices is not None else _shape_vertices(body, base_dir)
+    vertices = (
+        spec.vertices if spec.vertices is not None else shape_hull_vertices(body.shape, base_dir)
+    )
     return rb.ConvexDomain(np.asarray(vertices, dtype=float))
-
-
-def _shape_vertices(body: Body, base_dir: str | None) -> np.ndarray:
-    """Vertices whose hull is the body's shape (body frame): the default COM domain."""
-    shape = body.shape
-    if shape.type == "box":
-        h = np.asarray(shape.halves)
-        return np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
-    import trimesh  # ~0.4 s to import: only for bodies whose COM domain or Z bound is their shape
-
-    if shape.type == "mesh":
-        mesh = trimesh.load(str(resolve_file(shape.file, base_dir)), force="mesh")
-        mesh.apply_scale(shape.scale3)
-        return np.asarray(mesh.convex_hull.vertices)
-    # sphere, cylinder, capsule: a fine polyhedral approximation of the solid
-    if shape.type == "sphere":
-        mesh = trimesh.creation.icosphere(subdivisions=2, radius=shape.radius)
-    elif shape.type == "cylinder":
-        mesh = trimesh.creation.cylinder(radius=shape.radius, height=shape.length, sections=32)
-    else:
-        mesh = trimesh.creation.capsule(height=shape.length, radius=shape.radius, count=[16, 16])
-    return np.asarray(mesh.vertices)

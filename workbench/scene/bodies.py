@@ -44,6 +44,7 @@ __all__ = [
     "MassProperties",
     "Body",
     "resolve_file",
+    "shape_hull_vertices",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -405,3 +406,25 @@ def _mesh_file_properties(path: str, scale: tuple, mtime_ns: int):
         )
     mesh.density = 1.0
     return float(mesh.volume), np.asarray(mesh.center_mass), np.asarray(mesh.moment_inertia)
+
+
+def shape_hull_vertices(shape, base_dir: str | None) -> np.ndarray:
+    """Vertices, shape (k, 3), m, body frame, whose convex hull is ``shape``'s solid: the box's
+    corners, a mesh file's convex hull (scaled), and a fine polyhedral approximation of a sphere,
+    cylinder or capsule. The default centre-of-mass domain and inertia bound of random bodies."""
+    if shape.type == "box":
+        h = np.asarray(shape.halves)
+        return np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
+    import trimesh  # ~0.4 s to import: only for bodies whose COM domain or Z bound is their shape
+
+    if shape.type == "mesh":
+        mesh = trimesh.load(str(resolve_file(shape.file, base_dir)), force="mesh")
+        mesh.apply_scale(shape.scale3)
+        return np.asarray(mesh.convex_hull.vertices)
+    if shape.type == "sphere":
+        mesh = trimesh.creation.icosphere(subdivisions=2, radius=shape.radius)
+    elif shape.type == "cylinder":
+        mesh = trimesh.creation.cylinder(radius=shape.radius, height=shape.length, sections=32)
+    else:
+        mesh = trimesh.creation.capsule(height=shape.length, radius=shape.radius, count=[16, 16])
+    return np.asarray(mesh.vertices)
