@@ -268,11 +268,6 @@ class IslandSolution:
 
 
 # ----------------------------------------------------------------------------- assembly
-_K_FRICTION = 4  # pyramid directions ±t1, ±t2 (Eq. 5)
-_K_ROLL = 4  # ±t1, ±t2 about which rolling friction acts
-_K_SPIN = 2  # ±n
-
-
 def _cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cross product of two 3-vectors (``np.cross`` costs ~60 µs of axis handling per call, the
     largest single item of the assembly in a profile of a 264-row island)."""

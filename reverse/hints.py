@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from reverse.dynamics import ContactSet, Goals
-from workbench.errors import SceneError
-from workbench.specs import UserCodeError, dump_yaml, load_user_object, read_document
+from workbench.errors import SceneError, UserCodeError
+from workbench.specs import dump_yaml, load_user_object, read_document
 
 __all__ = [
     "Hint",

@@ -50,7 +50,6 @@ __all__ = [
     "STATE_NAMES",
     "DISTINCT_TOLERANCE",
     "QUANTILE_LEVELS",
-    "MarkovModelError",
     "TransitionModel",
     "MarkovPolicy",
     "classify",

@@ -34,8 +34,6 @@ from workbench.scene.parameters import apply_overrides, substitute_parameters
 
 __all__ = [
     "SPEC_KINDS",
-    "SpecError",
-    "UserCodeError",
     "Document",
     "LocatedSpec",
     "SpecSchema",

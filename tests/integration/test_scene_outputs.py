@@ -21,9 +21,9 @@ import pytest
 from tests.conftest import SCENES
 from uncertainty.model import CachedModel, Model, estimate_noise
 from workbench.analysis.interpolation import max_displacement
-from workbench.analysis.output_spec import EventNotFoundError, parse_outputs
+from workbench.analysis.output_spec import parse_outputs
 from workbench.analysis.outputs import EVENT_NOISE, SceneOutputModel
-from workbench.errors import SceneError
+from workbench.errors import EventNotFoundError, SceneError
 from workbench.scene.model import scene_from_dict
 
 G = 9.81

@@ -7,3 +7,5 @@ streamed from stores (:mod:`.validation`), scalar outputs of runs (:mod:`.output
 
 See ``docs/architecture.md``.
 """
+
+__all__: list[str] = []

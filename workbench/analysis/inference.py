@@ -40,12 +40,10 @@ from workbench.analysis.inference_spec import (
     read_table,
 )
 from workbench.analysis.models import build_model, build_scene_model, response_function
-from workbench.errors import WorkbenchError
-from workbench.specs import SpecError
+from workbench.errors import SpecError, WorkbenchError
 
 __all__ = [
     # the spec (workbench.analysis.inference_spec), importable from here as before
-    "SpecError",
     "InferenceSpec",
     "load_spec",
     "is_spec",

@@ -53,10 +53,10 @@ from pydantic import Field, ValidationError
 
 from uncertainty.bayes import prior_from_spec
 from uncertainty.errors import UncertaintyError
+from workbench.errors import SpecError
 from workbench.scene.fields import did_you_mean
 from workbench.specs import (
     LocatedSpec,
-    SpecError,
     SpecSchema,
     document_kind,
     read_spec,
@@ -64,7 +64,6 @@ from workbench.specs import (
 )
 
 __all__ = [
-    "SpecError",
     "DEFAULT_N",
     "DataSpec",
     "FunctionModelSpec",

@@ -50,7 +50,8 @@ from pydantic import Field
 
 from uncertainty.distributions import make_distribution
 from uncertainty.errors import UncertaintyError
-from workbench.specs import LocatedSpec, SpecError, SpecSchema, document_kind, read_spec
+from workbench.errors import SpecError
+from workbench.specs import LocatedSpec, SpecSchema, document_kind, read_spec
 
 __all__ = [
     "UnknownSpec",

@@ -33,8 +33,8 @@ from uncertainty.model import (
 )
 from workbench.analysis.inference_spec import FunctionModelSpec, InferenceSpec, SceneModelSpec
 from workbench.analysis.inverse_spec import InverseSpec
-from workbench.errors import SceneError, WorkbenchError
-from workbench.specs import LocatedSpec, SpecError, UserCodeError, load_user_object
+from workbench.errors import SceneError, SpecError, UserCodeError, WorkbenchError
+from workbench.specs import LocatedSpec, load_user_object
 
 __all__ = ["build_model", "response_function", "build_scene_model"]
 

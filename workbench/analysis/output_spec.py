@@ -25,13 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from workbench.errors import EventNotFoundError, SceneError
+from workbench.errors import SceneError
 
 __all__ = [
     "REDUCTIONS",
     "Event",
     "Output",
-    "EventNotFoundError",
     "parse_output",
     "parse_outputs",
 ]

@@ -20,8 +20,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from workbench.analysis.interpolation import crossing_time, max_displacement, stencil, value_at
-from workbench.analysis.output_spec import Event, EventNotFoundError, Output, parse_outputs
-from workbench.errors import SceneError, SimulationError, WorkbenchError
+from workbench.analysis.output_spec import Event, Output, parse_outputs
+from workbench.errors import EventNotFoundError, SceneError, SimulationError, WorkbenchError
 from workbench.scene.loader import load_scene
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine

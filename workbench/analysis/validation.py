@@ -43,7 +43,6 @@ from workbench.store import TrajectoryStore
 from workbench.store.schema import same_times, time_tolerance
 
 __all__ = [
-    "ValidationInputError",
     "ModelSource",
     "Experiments",
     "ValidationReport",

@@ -5,3 +5,5 @@ calls the library and prints. Nothing outside this package imports it.
 
 See ``docs/architecture.md``.
 """
+
+__all__: list[str] = []

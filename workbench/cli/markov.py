@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.markov import STATE_NAMES, MarkovModelError
+from reverse.markov import STATE_NAMES
 from reverse.markov_training import thrown_body, train
 from workbench.cli.common import (
     add_scene_arguments,
@@ -18,7 +18,7 @@ from workbench.cli.common import (
     load_scene_arguments,
     progress_bar,
 )
-from workbench.errors import SceneError
+from workbench.errors import MarkovModelError, SceneError
 
 __all__ = ["add_markov_parser", "cmd_markov_train"]
 

@@ -4,3 +4,5 @@ confidence regions (:mod:`.statistics`) and summaries of stored ensembles (:mod:
 
 See ``docs/architecture.md``.
 """
+
+__all__: list[str] = []

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
-import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -408,10 +407,3 @@ def bounded_map(ex, fn, args: tuple, todo: Iterable, workers: int):
     finally:
         for fut in pending:
             fut.cancel()
-
-
-def overhead(result: EnsembleResult, workers: int) -> float:
-    """Wall time ÷ (sum of per-realization times ÷ workers): 1.0 is a perfect executor."""
-    if result.task_seconds <= 0:
-        return math.nan
-    return result.wall_seconds / (result.task_seconds / workers)

@@ -15,10 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from workbench.figures.files import save_figure  # noqa: E402
+
 __all__ = [
     "plot_fit",
     "plot_posterior",
-    "plot_marginals",
     "plot_pairs",
     "plot_entropy_curve",
     "plot_design_sequence",
@@ -30,14 +31,6 @@ __all__ = [
 #: Contour levels of the 2-D posterior plots: the density of a Gaussian at 1, 2 and 3 standard
 #: deviations (Mahalanobis distance) relative to its peak, exp(−k²/2).
 _LEVELS = [math.exp(-0.5 * k * k) for k in (3, 2, 1)]
-
-
-def _save(fig, out) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return out
 
 
 #: Style of each fitted curve of :func:`plot_fit`, by label.
@@ -65,7 +58,7 @@ def plot_fit(result, fit, out, *, title: str = "") -> Path:
     ax.set_ylabel(spec.y_name)
     ax.legend()
     ax.set_title(title or f"{Path(spec.source).stem}: MAP fit")
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=110, tight=True)
 
 
 def _laplace_pdf_1d(mean: float, std: float, x: np.ndarray) -> np.ndarray:
@@ -123,19 +116,7 @@ def plot_posterior(result, out, *, title: str = "") -> Path:
             fontsize=7,
         )
     ax.set_title(title or f"{Path(result.spec.source).stem}: posterior")
-    return _save(fig, out)
-
-
-def plot_marginals(curves: list, out, *, xlabel: str, title: str = "") -> Path:
-    """Overlay 1-D densities: ``curves`` is a list of (x, density, label, style)."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for x, d, label, style in curves:
-        ax.plot(x, d, style, label=label)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("posterior density")
-    ax.legend(fontsize=8)
-    ax.set_title(title)
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=110, tight=True)
 
 
 def _ellipse(ax, mean, cov, k: float, **kw) -> None:
@@ -180,7 +161,7 @@ def plot_pairs(result, out, *, title: str = "", max_points: int = 4000) -> Path:
         + (" and MCMC samples" if samples is not None else "")
     )
     fig.tight_layout()
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=110, tight=True)
 
 
 def plot_entropy_curve(t: np.ndarray, curves: np.ndarray, etas, out, *, title: str = "") -> Path:
@@ -192,7 +173,7 @@ def plot_entropy_curve(t: np.ndarray, curves: np.ndarray, etas, out, *, title: s
     ax.set_ylabel("information entropy (Eq. 16)")
     ax.legend(fontsize=8)
     ax.set_title(title)
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=110, tight=True)
 
 
 def plot_design_sequence(designs: list, out, *, title: str = "") -> Path:
@@ -211,7 +192,7 @@ def plot_design_sequence(designs: list, out, *, title: str = "") -> Path:
     a2.set_xticks(ns)
     fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=110, tight=True)
 
 
 def plot_design_vs_eta(etas, designs: list, out, *, title: str = "") -> Path:
@@ -224,7 +205,7 @@ def plot_design_vs_eta(etas, designs: list, out, *, title: str = "") -> Path:
     ax.set_ylabel("optimal time (s)")
     ax.legend()
     ax.set_title(title)
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=110, tight=True)
 
 
 def write_inference_plots(result, folder, *, fit) -> list[Path]:

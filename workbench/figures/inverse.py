@@ -12,6 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from workbench.figures.files import save_figure  # noqa: E402
+
 __all__ = ["plot_cdfs"]
 
 
@@ -42,7 +44,4 @@ def plot_cdfs(rep: dict, path: str | Path, title: str = "") -> Path:
         ax.legend(fontsize=8, loc="lower right")
     if title:
         fig.suptitle(title)
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from workbench.figures.files import save_figure  # noqa: E402
 from workbench.sim.state import Trajectory  # noqa: E402
 
 __all__ = ["plot_observer", "plot_band", "plot_samples", "plot_scatter3", "plot_convergence"]
@@ -50,7 +51,7 @@ def plot_observer(traj: Trajectory, name: str, out: str | Path, *, title: str = 
         head += f"  (run stopped early: {traj.status})"
     fig.suptitle(head)
     fig.tight_layout()
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=120)
 
 
 def plot_band(
@@ -85,7 +86,7 @@ def plot_band(
     axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=120)
 
 
 def plot_samples(samples, label: str, out: str | Path, *, unit: str = "") -> Path:
@@ -105,7 +106,7 @@ def plot_samples(samples, label: str, out: str | Path, *, unit: str = "") -> Pat
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=120)
 
 
 def plot_scatter3(points, label: str, out: str | Path, *, unit: str = "m") -> Path:
@@ -122,7 +123,7 @@ def plot_scatter3(points, label: str, out: str | Path, *, unit: str = "m") -> Pa
         ax.grid(alpha=0.3)
     fig.suptitle(f"{label}: {P.shape[0]} samples")
     fig.tight_layout()
-    return _save(fig, out)
+    return save_figure(fig, out, dpi=120)
 
 
 def plot_convergence(conv, label: str, out: str | Path) -> Path:
@@ -134,12 +135,4 @@ def plot_convergence(conv, label: str, out: str | Path) -> Path:
     ax.set_title(f"mean-square convergence: {label}")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, out)
-
-
-def _save(fig, out) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out, dpi=120)

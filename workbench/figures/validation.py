@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from workbench.figures.files import save_figure  # noqa: E402
+
 __all__ = ["METRIC_LABELS", "plot_validation"]
 
 #: Axis labels of the three metrics (Ao, Hu & Mahadevan 2017, Sec. 3.2).
@@ -88,7 +90,4 @@ def plot_validation(
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out, dpi=110)

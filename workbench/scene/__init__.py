@@ -6,3 +6,5 @@ properties of shapes (:mod:`.inertia`) and the kit scene scripts build with (:mo
 
 See ``docs/architecture.md``.
 """
+
+__all__: list[str] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.specs import INVALID, document_kind, peek
@@ -42,13 +43,14 @@ def scene_dirs() -> list[Path]:
     return dirs + _shipped_dirs("scenes")
 
 
-def _find_shipped(name: str, kind: str, suffix: str) -> Path:
-    """``name`` itself if it is a file or a path, else the shipped file of that name in a
-    ``kind`` folder (with or without ``suffix``); ``Path(name)`` when nothing matches."""
+def _find_shipped(name: str, kind: str, suffix: str, first: Sequence[Path] = ()) -> Path:
+    """``name`` itself if it is a file or a path, else the file of that name (with or without
+    ``suffix``) in the folders ``first``, then the shipped ``kind`` folders; ``Path(name)`` when
+    nothing matches."""
     p = Path(name)
     if p.exists() or p.parent != Path("."):
         return p
-    for d in _shipped_dirs(kind):
+    for d in [*first, *_shipped_dirs(kind)]:
         for candidate in (d / name, d / f"{name}{suffix}"):
             if candidate.is_file():
                 return candidate
@@ -86,9 +88,11 @@ def find_scene(name: str) -> Path:
 
 
 def find_spec(name: str) -> Path:
-    """``name`` itself if it is a file, else the shipped spec (inference or inverse, in
-    ``specs/``) of that name, with or without ``.yaml``; ``Path(name)`` when nothing matches."""
-    return _find_shipped(name, "specs", ".yaml")
+    """``name`` itself if it is a file, else the spec of that name, with or without ``.yaml``, in
+    ``$WORKBENCH_SCENES`` (a user's specs may sit beside their scenes) or the shipped ``specs/``;
+    ``Path(name)`` when nothing matches."""
+    env = os.environ.get("WORKBENCH_SCENES")
+    return _find_shipped(name, "specs", ".yaml", [Path(env)] if env else [])
 
 
 def find_data(name: str, suffix: str = ".json") -> Path:

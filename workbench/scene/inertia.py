@@ -27,7 +27,6 @@ __all__ = [
     "capsule_volume",
     "inertia_problem",
     "principal_frame",
-    "rotate_inertia",
 ]
 
 #: Relative tolerance for symmetry and for the triangle inequalities, in units of the largest
@@ -143,12 +142,6 @@ def principal_frame(J) -> tuple[np.ndarray, np.ndarray]:
     if np.linalg.det(V) < 0.0:
         V[:, 0] = -V[:, 0]
     return lam, Rotation.from_matrix(V).as_quat()
-
-
-def rotate_inertia(J, R) -> np.ndarray:
-    """``R J Rᵀ``: the tensor of a body rotated by ``R`` (shape (3, 3) or (..., 3, 3))."""
-    R = np.asarray(R, dtype=float)
-    return R @ np.asarray(J, dtype=float) @ np.swapaxes(R, -1, -2)
 
 
 def _fmt(v) -> str:

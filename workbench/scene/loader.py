@@ -13,10 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import SceneError
+from workbench.errors import SceneError, UserCodeError
 from workbench.scene.model import Scene, scene_from_dict
 from workbench.specs import (
-    UserCodeError,
     line_index,
     load_user_object,
     parse_override,

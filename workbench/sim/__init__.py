@@ -5,3 +5,5 @@ frames, :mod:`.springs`: the bushing law), forward runs (:mod:`.forward`), obser
 
 See ``docs/architecture.md``.
 """
+
+__all__: list[str] = []

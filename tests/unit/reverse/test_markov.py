@@ -13,7 +13,6 @@ from reverse.dynamics import ContactSet, Goals, tangent_basis
 from reverse.markov import (
     FORMAT_VERSION,
     QUANTILE_LEVELS,
-    MarkovModelError,
     MarkovPolicy,
     TransitionModel,
     choose_separating,
@@ -30,6 +29,7 @@ from reverse.markov import (
     total_variation,
     transition_probabilities,
 )
+from workbench.errors import MarkovModelError
 
 #: A drop-only chain (rows: state at t, columns: state at t − dt), as the model assumes.
 P_TRUE = np.array(

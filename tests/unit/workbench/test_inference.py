@@ -10,7 +10,6 @@ import yaml
 
 from tests.conftest import REPO, SPECS
 from workbench.analysis.inference import (
-    SpecError,
     inference_report,
     is_spec,
     load_spec,
@@ -18,6 +17,7 @@ from workbench.analysis.inference import (
     run_design,
     run_inference,
 )
+from workbench.errors import SpecError
 from workbench.scene.catalog import is_scene_file
 
 EXAMPLES = [SPECS / f"falling_object_example{k}.yaml" for k in (1, 2, 3)]

@@ -299,7 +299,8 @@ def test_one_reader_tells_documents_apart(tmp_path):
 def test_user_code_errors_name_the_file(tmp_path):
     """Scene scripts and ``module:name`` / ``file.py:name`` references are loaded by one
     function, :func:`workbench.specs.load_user_object`."""
-    from workbench.specs import UserCodeError, load_user_object
+    from workbench.errors import UserCodeError
+    from workbench.specs import load_user_object
 
     script = tmp_path / "s.py"
     script.write_text("raise ValueError('boom')\n")
