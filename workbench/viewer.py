@@ -16,6 +16,9 @@ The viewer window, the camera and the rendered images are the engine's
 from __future__ import annotations
 
 import math
+import os
+import socket
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +31,7 @@ from workbench.sim.engine import Engine
 from workbench.sim.frames import mass_overrides_from_params
 from workbench.sim.state import State, Trajectory
 
-__all__ = ["replay", "render_frames"]
+__all__ = ["replay", "render_frames", "display_problem"]
 
 #: Vertical field of view of the camera, degrees (the PyBullet viewer's own default is 60 too).
 FOV_DEG = 60.0
@@ -53,6 +56,15 @@ LOOP_PAUSE = 0.5
 #: Longest single sleep during replay, s: how quickly a closed window is noticed.
 _POLL = 0.1
 
+#: How long to wait for an X server to accept a connection, s, before calling it unreachable.
+DISPLAY_TIMEOUT = 1.0
+
+#: What :func:`replay` tells a user whose display cannot be opened.
+NO_DISPLAY_HINT = (
+    "write PNG frames instead with --frames DIR, or run the viewer under a virtual display "
+    "(xvfb-run workbench replay ...)"
+)
+
 #: Slack, in frames, when counting how many frames of a given rate fit in a trajectory:
 #: record times are sums of float steps (6 * (1/240) is not exactly 0.025), so a last frame due
 #: exactly at the end must not be lost to rounding.
@@ -60,6 +72,40 @@ _FRAME_SLACK = 1e-6
 
 
 # ---------------------------------------------------------------------------------- public API
+def display_problem(env: dict | None = None) -> str | None:
+    """Why the viewer could not open a window, or None when it can (or we cannot tell).
+
+    On Linux PyBullet's GUI needs an X server, and ``p.connect(p.GUI)`` without one does not fail:
+    it prints "cannot connect to X server" and hangs, deaf to Ctrl-C. So before connecting, the
+    X server named by ``DISPLAY`` (``[host]:N[.screen]``) is asked for a connection: the socket
+    ``/tmp/.X11-unix/XN`` (and its abstract twin) for a local display, TCP port 6000 + N on
+    ``host`` otherwise, each with :data:`DISPLAY_TIMEOUT`. Other systems need no ``DISPLAY``.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    display = (os.environ if env is None else env).get("DISPLAY", "")
+    if not display:
+        return "no display: DISPLAY is not set"
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".")[0]
+    if not number.isdigit():
+        return f"no display: DISPLAY={display!r} is not of the form [host]:N"
+    if host in ("", "unix"):
+        addresses = [(socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
+        addresses.append((socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"))  # abstract socket
+    else:
+        addresses = [(socket.AF_INET, (host, 6000 + int(number)))]
+    for family, address in addresses:
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.settimeout(DISPLAY_TIMEOUT)
+                sock.connect(address)
+            return None
+        except OSError:
+            continue
+    return f"no display: cannot connect to the X server of DISPLAY={display!r}"
+
+
 def replay(
     scene: Scene,
     traj: Trajectory,
@@ -96,9 +142,8 @@ def replay(
     Raises
     ------
     WorkbenchError
-        For a non-positive speed, an empty trajectory, or a trajectory of other bodies.
-    RuntimeError
-        When the viewer cannot open (no display).
+        For a non-positive speed, an empty trajectory, a trajectory of other bodies, or no display
+        to open the viewer on (:func:`display_problem`; the message says what to do instead).
     """
     if not _positive(speed):
         raise WorkbenchError(f"speed must be a finite number > 0, got {speed!r}")
@@ -110,6 +155,9 @@ def replay(
     radius = distance * math.sin(math.radians(FOV_DEG) / 2.0)  # the framed radius
     text_at = target + np.array([0.0, 0.0, 0.8 * radius])  # above the scene, inside the view
 
+    problem = display_problem()
+    if problem is not None:
+        raise WorkbenchError(f"cannot open the viewer ({problem}); {NO_DISPLAY_HINT}")
     engine = Engine(
         scene, gui=True, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )

@@ -24,6 +24,7 @@ from workbench.viewer import (
     MIN_FRAME_RADIUS,
     _camera_for,
     _frames_at_rate,
+    display_problem,
     render_frames,
     replay,
 )
@@ -233,3 +234,47 @@ def test_replay_under_xvfb():
         except subprocess.TimeoutExpired:
             xvfb.kill()
             xvfb.wait()
+
+
+# --------------------------------------------------------------------------- no display, no hang
+#: A display number no X server here listens on.
+DEAD_DISPLAY = ":987"
+
+
+def test_display_problem_names_the_reason():
+    assert "DISPLAY is not set" in display_problem({})
+    assert "cannot connect" in display_problem({"DISPLAY": DEAD_DISPLAY})
+    assert "cannot connect" in display_problem({"DISPLAY": "127.0.0.1:87"})  # TCP: port 6087
+    assert "not of the form" in display_problem({"DISPLAY": "nonsense"})
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+@pytest.mark.parametrize("display", [None, DEAD_DISPLAY])
+def test_replay_without_a_display_fails_fast_with_one_line(tmp_path, display):
+    """PyBullet's GUI would print "cannot connect to X server" and hang, deaf to Ctrl-C: the CLI
+    must instead exit 2 within 5 s with one line that says what to do."""
+    env = cli_env()
+    out = tmp_path / "fall.h5"
+    made = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "falling_object", "-o", out, "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    env.pop("DISPLAY", None)
+    if display is not None:
+        env["DISPLAY"] = display
+    t0 = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "replay", out],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,  # a hang fails here, not forever
+    )
+    assert time.perf_counter() - t0 < 5.0
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot open the viewer" in lines[0] and "--frames" in lines[0]
