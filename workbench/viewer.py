@@ -15,6 +15,7 @@ The viewer window, the camera and the rendered images are the engine's
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import socket
@@ -158,10 +159,18 @@ def replay(
     problem = display_problem()
     if problem is not None:
         raise WorkbenchError(f"cannot open the viewer ({problem}); {NO_DISPLAY_HINT}")
+    with _quiet_c_stdout():
+        _replay(scene, traj, shown, due, (target, distance, yaw, pitch), text_at, hold, loop)
+
+
+def _replay(scene, traj, shown, due, view, text_at, hold: bool, loop: bool) -> None:
+    """The viewer's session of :func:`replay`: open the window, show the frames when due."""
+    print("PyBullet viewer: close its window or press Ctrl-C to stop", flush=True)
     engine = Engine(
         scene, gui=True, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )
     try:
+        target, distance, yaw, pitch = view
         engine.freeze()
         engine.set_view(target, distance, yaw, pitch)
         text_id = -1
@@ -186,6 +195,34 @@ def replay(
         # The window was closed between the check and the call: a normal way to stop.
     finally:
         engine.close()
+
+
+@contextlib.contextmanager
+def _quiet_c_stdout():
+    """Silence what C code writes to the process's stdout while Python's ``print`` still reaches
+    the terminal.
+
+    PyBullet's GUI prints dozens of start-up lines (threads, argv, the GL context) to file
+    descriptor 1, some from its own thread after ``connect`` has returned. For the viewer's
+    lifetime descriptor 1 points at ``/dev/null``, and ``sys.stdout`` writes to a duplicate of the
+    original descriptor; both are restored afterwards.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    python_stdout = sys.stdout
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+        sys.stdout = os.fdopen(
+            os.dup(saved), "w", buffering=1, encoding=getattr(python_stdout, "encoding", None)
+        )
+        yield
+    finally:
+        quiet, sys.stdout = sys.stdout, python_stdout
+        if quiet is not python_stdout:
+            quiet.close()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def render_frames(

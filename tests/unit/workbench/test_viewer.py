@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -201,9 +202,11 @@ REPLAY_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.viewer
-@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs the Xvfb binary on PATH")
-def test_replay_under_xvfb():
+@pytest.fixture
+def xvfb_display():
+    """A virtual X display (Xvfb) for the test's processes; its DISPLAY value."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("needs the Xvfb binary on PATH")
     display = _free_display()
     xvfb = subprocess.Popen(
         ["Xvfb", f":{display}", "-screen", "0", "640x480x24", "-nolisten", "tcp"],
@@ -216,24 +219,66 @@ def test_replay_under_xvfb():
             assert xvfb.poll() is None, "Xvfb exited at start"
             assert time.monotonic() < deadline, "Xvfb did not start"
             time.sleep(0.05)
-        env = cli_env()
-        env["DISPLAY"] = f":{display}"
-        run = subprocess.run(
-            [sys.executable, "-c", REPLAY_SCRIPT.format(fall=FALL)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert run.returncode == 0, run.stderr[-2000:]
-        assert f"replayed {N_RECORDS}" in run.stdout
+        yield f":{display}"
     finally:
         xvfb.terminate()
         try:
             xvfb.wait(timeout=5)
         except subprocess.TimeoutExpired:
             xvfb.kill()
-            xvfb.wait()
+
+
+@pytest.mark.viewer
+def test_replay_under_xvfb(xvfb_display):
+    env = cli_env()
+    env["DISPLAY"] = xvfb_display
+    run = subprocess.run(
+        [sys.executable, "-c", REPLAY_SCRIPT.format(fall=FALL)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"replayed {N_RECORDS}" in run.stdout
+
+
+@pytest.mark.viewer
+def test_ctrl_c_stops_a_running_replay_and_the_viewer_is_quiet(tmp_path, xvfb_display):
+    """A looping replay stops on SIGINT (exit 130) within 5 s, and PyBullet's start-up chatter
+    (45 lines on stdout before) is replaced by one line saying how to stop."""
+    env = cli_env()
+    out = tmp_path / "fall.h5"
+    made = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "falling_object", "-o", out, "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    env["DISPLAY"] = xvfb_display
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", "replay", out, "--loop"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = proc.stdout.readline()  # printed before the window opens
+        assert "Ctrl-C" in first
+        time.sleep(3.0)  # the window is open and the loop is playing
+        assert proc.poll() is None, proc.stderr.read()
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=10)
+        assert time.monotonic() - t0 < 5.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert rest.strip() == "" and err.strip().splitlines() == ["workbench replay: interrupted"]
 
 
 # --------------------------------------------------------------------------- no display, no hang
