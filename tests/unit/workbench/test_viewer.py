@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.conftest import cli_env
+from tests.conftest import cli_env, run_workbench
 from workbench.errors import WorkbenchError
 from workbench.scene.model import scene_from_dict
 from workbench.sim.forward import run_scene
@@ -243,20 +243,20 @@ def test_replay_under_xvfb(xvfb_display):
     assert f"replayed {N_RECORDS}" in run.stdout
 
 
+@pytest.fixture
+def fall_file(tmp_path):
+    """A stored run of the shipped falling_object scene, written by ``workbench run``."""
+    out = tmp_path / "fall.h5"
+    made = run_workbench("run", "falling_object", "-o", out, "-q", timeout=120)
+    assert made.returncode == 0, made.stderr
+    return out
+
+
 @pytest.mark.viewer
-def test_ctrl_c_stops_a_running_replay_and_the_viewer_is_quiet(tmp_path, xvfb_display):
+def test_ctrl_c_stops_a_running_replay_and_the_viewer_is_quiet(fall_file, xvfb_display):
     """A looping replay stops on SIGINT (exit 130) within 5 s, and PyBullet's start-up chatter
     (45 lines on stdout before) is replaced by one line saying how to stop."""
-    env = cli_env()
-    out = tmp_path / "fall.h5"
-    made = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "run", "falling_object", "-o", out, "-q"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert made.returncode == 0, made.stderr
+    env, out = cli_env(), fall_file
     env["DISPLAY"] = xvfb_display
     proc = subprocess.Popen(
         [sys.executable, "-m", "workbench.cli", "replay", out, "--loop"],
@@ -295,19 +295,10 @@ def test_display_problem_names_the_reason():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 @pytest.mark.parametrize("display", [None, DEAD_DISPLAY])
-def test_replay_without_a_display_fails_fast_with_one_line(tmp_path, display):
+def test_replay_without_a_display_fails_fast_with_one_line(fall_file, display):
     """PyBullet's GUI would print "cannot connect to X server" and hang, deaf to Ctrl-C: the CLI
     must instead exit 2 within 5 s with one line that says what to do."""
-    env = cli_env()
-    out = tmp_path / "fall.h5"
-    made = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "run", "falling_object", "-o", out, "-q"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert made.returncode == 0, made.stderr
+    env, out = cli_env(), fall_file
     env.pop("DISPLAY", None)
     if display is not None:
         env["DISPLAY"] = display
