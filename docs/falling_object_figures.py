@@ -1,6 +1,6 @@
 """Figures and tables of docs/falling_object.md (the falling-object inference and design document).
 
-Regenerate (about two minutes on 2 cores)::
+Regenerate (about 70 s on 2 cores)::
 
     python docs/falling_object_figures.py
 
@@ -30,6 +30,12 @@ from uncertainty.design import Sensitivity, entropy_of_batch, optimal_times  # n
 from uncertainty.examples.falling_object import FALLING_OBJECT, position  # noqa: E402
 from workbench.analysis.inference import build_posterior, load_spec, run_inference  # noqa: E402
 from workbench.figures.inference import plot_pairs  # noqa: E402
+from workbench.figures.labels import (  # noqa: E402
+    DIMENSIONLESS,
+    axis_label,
+    density_label,
+    unit_of,
+)
 
 OUT = REPO / "docs" / "figures" / "falling_object"
 SPECS = REPO / "specs"
@@ -40,6 +46,10 @@ ETAS_15 = [0.001, 0.1, 1, 10, 100, 1000]
 ETAS_16 = [0.001, 0.002, 0.005, 0.01, 0.1, 1, 10, 100, 1000]
 LAMBDA = 2.0
 SEED = 2024
+#: Unit of the information entropy (Eq. 16): a natural logarithm, so nats (as workbench design).
+ENTROPY = "nat"
+#: Unit of a count of measurements N on an axis (as workbench design's figures).
+COUNT = "count"
 
 
 def save(fig, name: str) -> None:
@@ -51,6 +61,16 @@ def save(fig, name: str) -> None:
 
 def gauss(x, m, s):
     return np.exp(-0.5 * ((x - m) / s) ** 2) / (math.sqrt(2 * math.pi) * s)
+
+
+def label(spec, name: str) -> str:
+    """``name [unit]`` with the unit the spec declares (``[?]`` if none)."""
+    return axis_label(name, unit_of(name, spec.units))
+
+
+def density(spec, name: str) -> str:
+    """The label of a posterior density of ``name``: its unit is the inverse of name's."""
+    return density_label(unit_of(name, spec.units), "posterior density")
 
 
 # ------------------------------------------------------------------------------- Example 1
@@ -77,8 +97,8 @@ def example1() -> dict:
         ax.plot(tt, position(tt, 9.81, r.map.x[0], 1.0), "C0-", label=f"ĉ = {r.map.x[0]:.4f}")
         ax.errorbar(s.x, s.y, yerr=0.3, fmt="ko", ms=4, capsize=2)
         ax.set_title(f"case {case} (N = {s.x.size})")
-        ax.set_xlabel("t (s)")
-        ax.set_ylabel("z (m)")
+        ax.set_xlabel(label(s, s.x_name))
+        ax.set_ylabel(axis_label("distance fallen z", unit_of(s.y_name, s.units)))
         ax.legend(fontsize=8)
         ax = pax.ravel()[k]
         ax.plot(ex.axes[0], ex.density, "k-", label="exact (Eq. 8)")
@@ -89,7 +109,8 @@ def example1() -> dict:
             label="Laplace (Eq. 13)",
         )
         ax.set_title(f"case {case} (N = {s.x.size})")
-        ax.set_xlabel("c (1/m)")
+        ax.set_xlabel(label(s, "c"))
+        ax.set_ylabel(density(s, "c"))
         ax.legend(fontsize=8)
     fit.suptitle("Example 1: nominal and MAP predictions (Figs. 5-6)")
     fit.tight_layout()
@@ -135,8 +156,8 @@ def example2(ex1: dict) -> dict:
         ax.contour(X, Y, np.exp(lg - lg.max()), levels=LEVELS, colors="C0", linestyles="--")
         ax.plot(*r.map.x, "C3+", ms=10)
         ax.set_title(f"case {case} (N = {r.spec.x.size}), ρ = {lap.corr[0, 1]:.4f}")
-        ax.set_xlabel("c (1/m)")
-        ax.set_ylabel("t0 (s)")
+        ax.set_xlabel(label(r.spec, "c"))
+        ax.set_ylabel(label(r.spec, "t0"))
     ax = axs.ravel()[5]
     ax.plot([], [], "k-", label="exact (Eq. 8)")
     ax.plot([], [], "C0--", label="Laplace (Eq. 14)")
@@ -158,7 +179,8 @@ def example2(ex1: dict) -> dict:
             if name == "c":
                 ax.plot(x, gauss(x, r1.map.x[0], r1.laplace.std[0]), "C1:", label="Ex. 1 Laplace")
             ax.set_title(f"case {case}: p({name} | D)")
-            ax.set_xlabel(name)
+            ax.set_xlabel(label(r.spec, name))
+            ax.set_ylabel(density(r.spec, name))
             ax.legend(fontsize=8)
     fig.tight_layout()
     save(fig, "example2_marginals.png")
@@ -232,6 +254,7 @@ def example3(ex1: dict, ex2: dict) -> None:
         r,
         OUT / "example3_pairs.png",
         title="Example 3, case 3: Laplace 1-2-3 std ellipses and MCMC samples (Fig. 12)",
+        units=spec.units,
     )
     print("<!-- wrote docs/figures/falling_object/example3_pairs.png -->")
     # Fig. 13/14: (c, t0) marginal of the 4-parameter posterior vs Example 2; c and t0 marginals
@@ -250,8 +273,8 @@ def example3(ex1: dict, ex2: dict) -> None:
     ax.plot([], [], "k-", label="Ex. 2 exact")
     ax.plot([], [], "C0--", label="Ex. 2 Laplace")
     ax.plot([], [], "C3-", label="Ex. 3 Laplace marginal")
-    ax.set_xlabel("c")
-    ax.set_ylabel("t0")
+    ax.set_xlabel(label(spec, "c"))
+    ax.set_ylabel(label(spec, "t0"))
     ax.legend(fontsize=8)
     ax.set_title("p(c, t0 | D), case 3 (Fig. 13)")
     for col, (name, j2, j3) in enumerate((("c", 0, 1), ("t0", 1, 2)), start=1):
@@ -269,7 +292,8 @@ def example3(ex1: dict, ex2: dict) -> None:
         ax.plot(x, gauss(x, r2.map.x[j2], r2.laplace.std[j2]), "C0--", label="IF2 Laplace")
         if name == "c":
             ax.plot(x, gauss(x, r1.map.x[0], r1.laplace.std[0]), "C1:", label="IF1 Laplace")
-        ax.set_xlabel(name)
+        ax.set_xlabel(label(spec, name))
+        ax.set_ylabel(density(spec, name))
         ax.set_title(f"p({name} | D), case 3 (Fig. 14)")
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -348,8 +372,8 @@ def design() -> None:
             ax15[k].plot(t[1:], e, label=f"η = {eta:g}")
             best[(p, eta)] = t[1:][np.argmin(e)]
         ax15[k].set_title(f"{p} is the only parameter")
-        ax15[k].set_xlabel("measurement time (s)")
-        ax15[k].set_ylabel("information entropy")
+        ax15[k].set_xlabel(axis_label("measurement time t", "s"))
+        ax15[k].set_ylabel(axis_label("information entropy (Eq. 16)", ENTROPY))
         ax15[k].legend(fontsize=7)
     for eta in ETAS_15:
         print(f"| {eta:g} | " + " | ".join(f"{best[(p, eta)]:.2f}" for p in params) + " |")
@@ -374,8 +398,8 @@ def design() -> None:
         ax16[k].semilogx(ETAS_16, T[:, 0], "o-", label="t1")
         ax16[k].semilogx(ETAS_16, T[:, 1], "s-", label="t2")
         ax16[k].set_title(f"{p} is the only parameter")
-        ax16[k].set_xlabel("η = σ2/σ1")
-        ax16[k].set_ylabel("optimal time (s)")
+        ax16[k].set_xlabel(axis_label("η = σ2/σ1", DIMENSIONLESS))
+        ax16[k].set_ylabel(axis_label("optimal measurement time", "s"))
         ax16[k].legend()
     for eta in ETAS_16:
         print(f"| {eta:g} | " + " | ".join(rows[eta]) + " |")
@@ -397,12 +421,12 @@ def design() -> None:
             times = ", ".join(f"{v:.2f}" for v in r.times)
             print(f"| {p} | {n} | {r.entropy:.4f} | {times} | {'yes' if r.converged else 'no'} |")
         ax17[0, k].set_title(f"{p} is the only parameter")
-        ax17[0, k].set_xlabel("optimal measurement times (s)")
-        ax17[0, k].set_ylabel("N")
+        ax17[0, k].set_xlabel(axis_label("optimal measurement times", "s"))
+        ax17[0, k].set_ylabel(axis_label("number of measurements N", COUNT))
         ax17[0, k].set_xlim(0.5, 20.5)
         ax17[1, k].plot(range(1, 11), ent, "o-")
-        ax17[1, k].set_xlabel("N")
-        ax17[1, k].set_ylabel("minimum information entropy")
+        ax17[1, k].set_xlabel(axis_label("number of measurements N", COUNT))
+        ax17[1, k].set_ylabel(axis_label("minimum information entropy", ENTROPY))
     fig17.suptitle(
         "Optimal times for N = 1 ... 10 and the minimum entropy, η = 1, λ = 2 s (Fig. 17)"
     )

@@ -27,6 +27,7 @@ from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, A
 from uncertainty.examples import du_impact as du  # noqa: E402
 from uncertainty.inverse import inverse_form, inverse_monte_carlo  # noqa: E402
 from workbench.analysis.inverse import build_problem, load_inverse_spec  # noqa: E402
+from workbench.figures.labels import DIMENSIONLESS, axis_label, unit_of  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "inverse"
 TABLES = {"vA0": du.TABLE1, "vB0": du.TABLE2}
@@ -44,13 +45,13 @@ def _form(spec_name: str):
     close = getattr(model, "close", None)
     if close:
         close()
-    return result, seconds
+    return result, seconds, spec.units
 
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    analytic, t_an = _form("du_impact_analytic.yaml")
-    pyb, t_pb = _form("du_impact_pybullet.yaml")
+    analytic, t_an, units = _form("du_impact_analytic.yaml")  # units of the spec (m/s)
+    pyb, t_pb, _ = _form("du_impact_pybullet.yaml")
     mc_F = {name: [] for name in TABLES}
     t = time.perf_counter()
     for seed in MC_SEEDS:
@@ -97,8 +98,8 @@ def main() -> int:
         ax.plot(x, TABLES[name]["new_method"], "o", ms=4, mfc="none", color="k",
                 label="paper, New method")  # fmt: skip
         ax.plot(x, F_mc[name], "x", ms=4, color="C2", label="Monte Carlo 4e6 (analytic)")
-        ax.set_xlabel(f"{name} (m/s)")
-        ax.set_ylabel(f"F({name})")
+        ax.set_xlabel(axis_label(name, unit_of(name, units)))
+        ax.set_ylabel(axis_label(f"CDF F({name}) = P({name} ≤ x)", DIMENSIONLESS))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle("Du (2013) impact example: CDFs of the velocities before impact")
@@ -116,8 +117,8 @@ def main() -> int:
         ax.plot(x, 1e4 * (table["mcs"] - table["new_method"]), "^", ms=4, mfc="none",
                 color="k", label="paper: MCS − New method")  # fmt: skip
         ax.axhline(0, color="0.5", lw=0.8)
-        ax.set_xlabel(f"{name} (m/s)")
-        ax.set_ylabel("ΔF × 10⁴")
+        ax.set_xlabel(axis_label(name, unit_of(name, units)))
+        ax.set_ylabel(axis_label("ΔF × 10⁴", DIMENSIONLESS))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.savefig(OUT / "du_cdf_difference.png", dpi=110)

@@ -39,7 +39,8 @@ __all__ = [
     "sample_reverse_runs",
 ]
 
-#: One row per sampled run in ``/sampling/outcomes`` of the file.
+#: One row per sampled run in ``/sampling/outcomes`` of the file. A run's wall time is not among
+#: them: the same inputs must give the same bytes (docs/hdf5.md, "Identical bytes").
 OUTCOME_DTYPE = np.dtype(
     [
         ("index", "i8"),
@@ -52,7 +53,6 @@ OUTCOME_DTYPE = np.dtype(
         ("growth", "f8"),  # peak energy / energy of the scene's state (inf for a scene at rest)
         ("lcp_failed", "i8"),
         ("markov_transitions", "i8"),
-        ("seconds", "f8"),
         ("reason", "S120"),
     ]
 )
@@ -103,7 +103,7 @@ class SamplingResult:
                 (
                     o.index,
                     o.seed,
-                    o.status.encode()[:12],
+                    _utf8_prefix(o.status, 12),
                     o.index in rank,
                     rank.get(o.index, -1),
                     o.peak_energy,
@@ -111,11 +111,15 @@ class SamplingResult:
                     o.growth,
                     o.lcp_failed,
                     o.markov_transitions,
-                    o.seconds,
-                    reason.encode("utf-8", "replace")[:120],
+                    _utf8_prefix(reason, 120),
                 )
             )
         return np.array(rows, dtype=OUTCOME_DTYPE)
+
+
+def _utf8_prefix(text: str, size: int) -> bytes:
+    """``text`` in UTF-8, cut to at most ``size`` bytes without splitting a character."""
+    return text.encode("utf-8", "replace")[:size].decode("utf-8", "ignore").encode("utf-8")
 
 
 def sample_seed(entropy: int, i: int) -> int:

@@ -264,6 +264,9 @@ OWNERS = {
     "trimesh": "workbench/scene/bodies.py",
     "tqdm": "workbench/cli/common.py",
     "PIL": "workbench/viewer.py",
+    "imageio": "workbench/viewer.py",
+    "imageio_ffmpeg": "workbench/viewer.py",
+    "xarray": "workbench/store/xarray_view.py",
     "emcee": "uncertainty/exact_posterior.py",
     "distributed": "workbench/ensemble/",
 }
@@ -273,6 +276,15 @@ OWNERS = {
 def test_each_library_has_one_owner(lib):
     owner = OWNERS[lib]
     assert outside(importers_of(REPO, lib), lambda f: f == owner or f.startswith(owner)) == []
+
+
+#: Libraries only the tests use: no library module may import them (they are not dependencies).
+TEST_ONLY = ["playwright", "hypothesis", "pytest"]
+
+
+@pytest.mark.parametrize("lib", TEST_ONLY)
+def test_test_only_libraries_stay_in_the_tests(lib):
+    assert importers_of(REPO, lib) == {}
 
 
 def test_uncertainty_is_pure_numerics():

@@ -5,7 +5,7 @@ Typical use::
     import workbench
     scene = workbench.load_scene("scenes/falling_object.yaml", {"c": 0.1})
     traj = workbench.run_scene(scene)
-    workbench.write_trajectory("falling.h5", traj, scene=scene)
+    workbench.write_trajectory("falling.h5", traj, scene_text=scene.source_text)
 
 The package is organised in wings (``scene``, ``sim``, ``ensemble``, ``analysis``, ``figures``,
 ``cli``) around the store; ``docs/architecture.md`` is the map. ``import workbench`` is light:

@@ -1,12 +1,15 @@
-"""Replay of recorded trajectories: live in the PyBullet viewer, or as PNG frames rendered headless.
+"""Replay of recorded trajectories: live in the PyBullet viewer, or rendered headless as PNG
+frames or a video (MP4 or GIF).
 
 Nothing is simulated here. Each shown record is placed with :meth:`Engine.set_state` (bodies are
 moved, never stepped), so a trajectory from any source (a forward run, a reverse run, a
 realization read from a store) replays exactly as recorded, forward or time-reversed.
 
-Both entry points frame the whole trajectory with the same camera (:func:`_camera_for`): it looks
-at the centre of the bounding box of every recorded centre of mass, from far enough away that the
-box's bounding sphere fits the field of view.
+Every way of showing a run (the viewer, frames, videos, and the web page of :mod:`workbench.web`)
+starts from the camera of :func:`frame_camera`: it fits the box the moving bodies sweep over the
+run (each body's bounding sphere around every recorded centre of mass; planes and fixed bodies,
+the stage, are left out) into the image with a margin, from the view among a few that shows the
+box largest.
 
 The viewer window, the camera and the rendered images are the engine's
 (:class:`~workbench.sim.engine.Engine`: :meth:`~workbench.sim.engine.Engine.set_view`,
@@ -21,32 +24,73 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
+from workbench.camera import Camera
 from workbench.errors import WorkbenchError
+from workbench.scene.bodies import shape_hull_vertices
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.frames import mass_overrides_from_params
 from workbench.sim.state import State, Trajectory
 
-__all__ = ["replay", "render_frames", "display_problem"]
+__all__ = [
+    "replay",
+    "render_frames",
+    "write_video",
+    "frame_camera",
+    "body_extent",
+    "body_boxes",
+    "display_problem",
+    "VIDEO_SUFFIXES",
+]
 
-#: Vertical field of view of the camera, degrees (the PyBullet viewer's own default is 60 too).
+#: Vertical field of view of rendered frames and videos, degrees.
 FOV_DEG = 60.0
 
-#: Camera yaw and pitch, degrees: a three-quarter view from above, with z up.
+#: The PyBullet viewer's own vertical field of view, degrees, and its window's width / height
+#: (1024 x 768): read from ``getDebugVisualizerCamera``'s projection matrix under Xvfb
+#: (PyBullet 3.2.7; ``resetDebugVisualizerCamera`` cannot change the field of view).
+VIEWER_FOV_DEG = 90.0
+VIEWER_ASPECT = 4.0 / 3.0
+
+#: Default camera yaw and pitch, degrees: a three-quarter view from above, with z up.
 CAMERA_YAW = 45.0
 CAMERA_PITCH = -30.0
 
-#: Smallest radius framed, m. The bounding box holds centres of mass only, so a body resting in
-#: place has a box of size 0; this keeps the body and some of its surroundings in view.
-MIN_FRAME_RADIUS = 0.5
+#: Pitches, degrees, :func:`frame_camera` chooses from (the first is the default's).
+CANDIDATE_PITCHES = (CAMERA_PITCH, -45.0, -60.0)
 
-#: Factor on the framed radius: room for the bodies' own extent around their centres of mass.
-FRAME_MARGIN = 1.25
+#: Pitches steeper than the default are tried only for a flat extent, whose height is below this
+#: fraction of its longer horizontal side: looking down on a tall motion (a fall) would
+#: foreshorten the very direction it moves in.
+FLAT_RATIO = 0.5
+
+#: A horizontal extent this many times longer than wide is seen square on from its long side
+#: (yaw 0 or 90): a line of text reads left to right, a slide runs across the image. Seen
+#: diagonally it could fill more of the image, slanted.
+ELONGATED_RATIO = 2.0
+
+#: A pitch other than the default must cover this many times more of the image to be chosen.
+VIEW_PREFERENCE = 1.15
+
+#: Largest fraction of the image's half-width and half-height the framed box may reach from the
+#: centre: a 5% margin on each side.
+FRAME_FILL = 0.9
+
+#: Half-size, m, of the box framed when no body is worth framing (only planes): some ground.
+EMPTY_FRAME_HALF = 1.0
+
+#: Suffixes :func:`write_video` writes.
+VIDEO_SUFFIXES = (".mp4", ".gif")
+
+#: GIF frame delays are whole hundredths of a second, and browsers show delays under 2/100 s as
+#: 10/100 s: a GIF plays at 100/k frames per second, k >= 2.
+_GIF_TICKS_PER_S = 100
+_GIF_MIN_TICKS = 2
 
 #: Most frames per second of wall time that :func:`replay` shows; denser records are skipped.
 REPLAY_FPS = 60.0
@@ -62,8 +106,8 @@ DISPLAY_TIMEOUT = 1.0
 
 #: What :func:`replay` tells a user whose display cannot be opened.
 NO_DISPLAY_HINT = (
-    "write PNG frames instead with --frames DIR, or run the viewer under a virtual display "
-    "(xvfb-run workbench replay ...)"
+    "instead write PNG frames (--frames DIR), a video (--video FILE.mp4) or a web page "
+    "(--html FILE.html), or run the viewer under a virtual display (xvfb-run workbench replay ...)"
 )
 
 #: Slack, in frames, when counting how many frames of a given rate fit in a trajectory:
@@ -115,6 +159,7 @@ def replay(
     speed: float = 1.0,
     loop: bool = False,
     hold: bool = False,
+    camera: Camera | None = None,
 ) -> None:
     """Play ``traj`` in the PyBullet viewer in real time (scaled by ``speed``).
 
@@ -139,6 +184,9 @@ def replay(
         Repeat until the window is closed.
     hold : bool
         After the last frame, keep the window open (showing it) until the user closes it.
+    camera : Camera, optional
+        Where the viewer's camera starts (its ``fov`` is ignored: the viewer's is
+        :data:`VIEWER_FOV_DEG`); default :func:`frame_camera`. The user can move it.
 
     Raises
     ------
@@ -152,27 +200,27 @@ def replay(
     order, tau = _playback(scene, traj, reverse)
     keep = np.unique(_frames_at_rate(tau, REPLAY_FPS / speed))
     shown, due = order[keep], tau[keep] / speed  # wall-clock time of each frame from the start
-    target, distance, yaw, pitch = _camera_for(traj.position[order])
-    radius = distance * math.sin(math.radians(FOV_DEG) / 2.0)  # the framed radius
-    text_at = target + np.array([0.0, 0.0, 0.8 * radius])  # above the scene, inside the view
-
     problem = display_problem()
     if problem is not None:
         raise WorkbenchError(f"cannot open the viewer ({problem}); {NO_DISPLAY_HINT}")
+    if camera is None:
+        camera = frame_camera(scene, [traj], VIEWER_ASPECT, fov=VIEWER_FOV_DEG)
+    # the time, 80% of the way up the viewer's half-height at the target's depth
+    half_height = camera.distance * math.tan(math.radians(VIEWER_FOV_DEG) / 2.0)
+    text_at = np.asarray(camera.target, dtype=float) + 0.8 * half_height * camera.up()
     with _quiet_c_stdout():
-        _replay(scene, traj, shown, due, (target, distance, yaw, pitch), text_at, hold, loop)
+        _replay(scene, traj, shown, due, camera, text_at, hold, loop)
 
 
-def _replay(scene, traj, shown, due, view, text_at, hold: bool, loop: bool) -> None:
+def _replay(scene, traj, shown, due, camera: Camera, text_at, hold: bool, loop: bool) -> None:
     """The viewer's session of :func:`replay`: open the window, show the frames when due."""
     print("PyBullet viewer: close its window or press Ctrl-C to stop", flush=True)
     engine = Engine(
         scene, gui=True, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )
     try:
-        target, distance, yaw, pitch = view
         engine.freeze()
-        engine.set_view(target, distance, yaw, pitch)
+        engine.set_view(np.asarray(camera.target), camera.distance, camera.yaw, camera.pitch)
         text_id = -1
         while True:
             start = time.perf_counter()
@@ -235,12 +283,13 @@ def render_frames(
     height: int = 480,
     every: int = 1,
     fps: float | None = None,
+    camera: Camera | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Path]:
     """Render records of ``traj`` headless into ``out_dir/frame_00000.png``, ``frame_00001.png``...
 
     Uses PyBullet's software renderer (``ER_TINY_RENDERER``) in a DIRECT client, so no display is
-    needed. The camera frames the whole trajectory and stays fixed for all frames.
+    needed. The camera stays fixed for all frames.
 
     Parameters
     ----------
@@ -260,6 +309,8 @@ def render_frames(
         Instead of ``every``: one frame per ``1/fps`` s of trajectory time, each showing the record
         nearest that time, so the frames play back in real time at ``fps``. A record is repeated
         when records are sparser than ``fps``.
+    camera : Camera, optional
+        Default: :func:`frame_camera` for this image's aspect.
     progress : callable, optional
         ``progress(frames_done, frames_total)``, called after each frame.
 
@@ -278,77 +329,393 @@ def render_frames(
         raise WorkbenchError(f"every must be an integer >= 1, got {every!r}")
     if fps is not None and not _positive(fps):
         raise WorkbenchError(f"fps must be a finite number > 0, got {fps!r}")
-    for name, value in (("width", width), ("height", height)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise WorkbenchError(f"{name} must be an integer >= 1, got {value!r}")
+    _check_size(width, height)
     order, tau = _playback(scene, traj, reverse)
-    if fps is not None:
-        picks = _frames_at_rate(tau, float(fps))
-    else:
-        picks = np.arange(0, len(order), every)
-    records = order[picks]
+    picks = _frames_at_rate(tau, float(fps)) if fps is not None else np.arange(0, len(order), every)
 
     from PIL import Image
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for k, rgb in enumerate(_rendered(scene, traj, order[picks], camera, width, height)):
+        path = out / f"frame_{k:05d}.png"
+        Image.fromarray(rgb, "RGB").save(path)
+        paths.append(path)
+        if progress is not None:
+            progress(k + 1, len(picks))
+    return paths
+
+
+def write_video(
+    scene: Scene,
+    traj: Trajectory,
+    path: str | Path,
+    *,
+    reverse: bool = False,
+    width: int = 640,
+    height: int = 480,
+    fps: float = 30.0,
+    camera: Camera | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Render ``traj`` headless into a video that plays in real time: MP4 or GIF by suffix.
+
+    The frames are those of :func:`render_frames` at ``fps``. MP4 is H.264 in yuv420p (plays in
+    browsers and common players; the chroma planes are half size, so width and height must be
+    even), written by imageio through imageio-ffmpeg's bundled ffmpeg. A GIF's frame delays are
+    whole hundredths of a second (at least 2, the least browsers honour), so a GIF's rate is
+    100/k frames per second: ``fps`` 30 becomes 33.3, and at most 50.
+
+    Parameters
+    ----------
+    scene, traj, reverse, width, height, camera, progress
+        As for :func:`render_frames`.
+    path : str or Path
+        ``.mp4`` or ``.gif`` file (replaced if it exists); its folder must exist.
+    fps : float
+        Frames per second of trajectory time (and of playback).
+
+    Returns
+    -------
+    int
+        Frames written.
+
+    Raises
+    ------
+    WorkbenchError
+        An unknown suffix, a missing folder, odd sizes for MP4, a non-positive ``fps``, or the
+        errors of :func:`render_frames`.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in VIDEO_SUFFIXES:
+        raise WorkbenchError(
+            f"{path}: unknown video format {path.suffix or '(no suffix)'!r}; expected "
+            + " or ".join(VIDEO_SUFFIXES)
+        )
+    if not _positive(fps):
+        raise WorkbenchError(f"fps must be a finite number > 0, got {fps!r}")
+    _check_size(width, height)
+    if suffix == ".mp4" and (width % 2 or height % 2):
+        raise WorkbenchError(
+            f"{path}: an MP4 (H.264, yuv420p) needs an even width and height, got {width}x{height}"
+        )
+    if not path.parent.is_dir():
+        raise WorkbenchError(f"{path}: folder {path.parent} does not exist")
+    fps = float(fps)
+    if suffix == ".gif":
+        ticks = max(_GIF_MIN_TICKS, round(_GIF_TICKS_PER_S / fps))
+        fps = _GIF_TICKS_PER_S / ticks
+    order, tau = _playback(scene, traj, reverse)
+    picks = _frames_at_rate(tau, fps)
+
+    import imageio.v2 as imageio
+
+    if suffix == ".mp4":
+        # macro_block_size 2: keep the even size as given (imageio would pad to multiples of 16)
+        writer = imageio.get_writer(
+            path,
+            format="FFMPEG",
+            fps=fps,
+            codec="libx264",
+            pixelformat="yuv420p",
+            macro_block_size=2,
+            ffmpeg_log_level="error",
+        )
+    else:
+        writer = imageio.get_writer(path, format="GIF", mode="I", duration=1000.0 / fps, loop=0)
+    with writer:
+        for k, rgb in enumerate(_rendered(scene, traj, order[picks], camera, width, height)):
+            writer.append_data(rgb)
+            if progress is not None:
+                progress(k + 1, len(picks))
+    return len(picks)
+
+
+def frame_camera(
+    scene: Scene,
+    trajectories: Trajectory | Iterable[Trajectory],
+    aspect: float = 4.0 / 3.0,
+    *,
+    fov: float = FOV_DEG,
+    view: tuple[float, float] | None = None,
+) -> Camera:
+    """The camera that starts every replay: the bodies' extent over the run, filling the image.
+
+    Unless ``view`` is given, the view of the box of :func:`body_extent` is the three-quarter
+    view (:data:`CAMERA_YAW`, :data:`CAMERA_PITCH`), except that an elongated extent
+    (:data:`ELONGATED_RATIO`) is seen square on from its long side, so that a line of text reads
+    across the image and a slide runs across it rather than towards the camera, and that a flat
+    extent (:data:`FLAT_RATIO`) is seen from the pitch of :data:`CANDIDATE_PITCHES` whose
+    silhouette of the box, without perspective and scaled to fit the image, covers most of it
+    (:func:`_silhouette_fill`; the default unless another covers :data:`VIEW_PREFERENCE` times
+    more). Then the camera
+    looks at the box from the nearest distance at which all 8 corners project within
+    :data:`FRAME_FILL` of the image's half-width and half-height, with the target moved so that
+    the projected box is centred (:func:`_fit_box`).
+
+    The viewer's window, frames and videos all start this way; the web page gets the camera too.
+
+    Parameters
+    ----------
+    scene : Scene
+        The scene the trajectories were run on.
+    trajectories : Trajectory or iterable of Trajectory
+        Runs to frame together (e.g. the realizations of an ensemble).
+    aspect : float
+        Image width / height.
+    fov : float
+        Vertical field of view, degrees.
+    view : (yaw, pitch), optional
+        Use this view, degrees, instead of choosing one.
+
+    Returns
+    -------
+    Camera
+    """
+    lo, hi = body_extent(scene, trajectories)
+    if not _positive(aspect):
+        raise WorkbenchError(f"aspect must be a finite number > 0, got {aspect!r}")
+    if view is not None:
+        yaw, pitch = (float(v) for v in view)
+    else:
+        size = hi - lo
+        yaw = CAMERA_YAW
+        if size[0] > ELONGATED_RATIO * size[1]:  # long along x: look along y
+            yaw = 0.0
+        elif size[1] > ELONGATED_RATIO * size[0]:  # long along y: look along x
+            yaw = 90.0
+        pitch = CAMERA_PITCH
+        if size[2] < FLAT_RATIO * max(size[0], size[1]):
+            fills = [_silhouette_fill(lo, hi, yaw, p, aspect) for p in CANDIDATE_PITCHES]
+            fills[0] *= VIEW_PREFERENCE
+            pitch = CANDIDATE_PITCHES[int(np.argmax(fills))]  # the first of equals
+    return _fit_box(lo, hi, yaw, pitch, fov, aspect)
+
+
+def body_extent(
+    scene: Scene, trajectories: Trajectory | Iterable[Trajectory]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper corners, shape (3,), m, of the box the framed bodies sweep over the runs.
+
+    At every finite record each framed body contributes its world bounding box: its body-frame
+    box (:func:`body_boxes`) turned by the recorded orientation (half-sizes ``|R| h``; a
+    sphere's is its radius whatever the orientation). The framed bodies are the moving ones (not
+    ``fixed``: the ground, walls and bins are the stage); a scene in which nothing moves frames
+    its fixed bodies other than planes; one with planes only frames a cube of half-size
+    :data:`EMPTY_FRAME_HALF` on the origin.
+    """
+    runs = [trajectories] if isinstance(trajectories, Trajectory) else list(trajectories)
+    if not runs:
+        raise WorkbenchError("no trajectory to frame")
+    moving = np.array([not body.fixed for body in scene.bodies])
+    solid = np.array([body.shape.type != "plane" for body in scene.bodies])
+    framed = moving if moving.any() else solid
+    if not framed.any():
+        return np.full(3, -EMPTY_FRAME_HALF), np.full(3, EMPTY_FRAME_HALF)
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    for traj in runs:
+        if tuple(traj.body_names) != tuple(scene.body_names):
+            raise WorkbenchError(
+                f"the trajectory's bodies ({', '.join(traj.body_names)}) are not the "
+                f"scene's ({', '.join(scene.body_names)})"
+            )
+        centre, half, round_ = (x[framed] for x in body_boxes(scene, traj.params))
+        pos = np.asarray(traj.position, dtype=float)[:, framed, :]  # (nt, m, 3)
+        rot = _rotation_matrices(np.asarray(traj.orientation, dtype=float)[:, framed, :])
+        ok = np.all(np.isfinite(pos), axis=2) & np.all(np.isfinite(rot), axis=(2, 3))
+        pos, rot = pos[ok], rot[ok]  # (k, 3), (k, 3, 3): the finite (record, body) pairs
+        body = np.broadcast_to(np.arange(len(centre)), ok.shape)[ok]
+        if not len(body):
+            continue
+        mid = pos + np.einsum("kij,kj->ki", rot, centre[body])
+        reach = np.where(
+            round_[body][:, None], half[body], np.einsum("kij,kj->ki", np.abs(rot), half[body])
+        )
+        lo = np.minimum(lo, (mid - reach).min(axis=0))
+        hi = np.maximum(hi, (mid + reach).max(axis=0))
+    if not np.all(np.isfinite(lo)):
+        raise WorkbenchError("no finite positions to frame")
+    return lo, hi
+
+
+def body_boxes(
+    scene: Scene, params: dict | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each body's bounding box in its body frame, relative to its centre of mass.
+
+    Returns
+    -------
+    centre : ndarray, shape (n_bodies, 3)
+        The box's centre minus the centre of mass (the realized one when ``params`` hold
+        ``<body>/com``), body frame, m.
+    half : ndarray, shape (n_bodies, 3)
+        Half-sizes, m: of the box around a cylinder, capsule or a mesh's convex hull; a box's
+        own; for a sphere its radius three times, and for a URDF body the radius of the sphere
+        around PyBullet's bounding box at the initial pose (both flagged by ``round_``).
+        NaN for planes.
+    round_ : ndarray of bool, shape (n_bodies,)
+        True where ``half`` is a radius, the same in every orientation.
+    """
+    params = params or {}
+    n = len(scene.bodies)
+    centre, half, round_ = np.zeros((n, 3)), np.full((n, 3), np.nan), np.zeros(n, dtype=bool)
+    urdf = []
+    for j, body in enumerate(scene.bodies):
+        shape = body.shape
+        if shape.type == "plane":
+            continue
+        if shape.type == "urdf":
+            urdf.append(j)
+            continue
+        props = body.mass_properties
+        com = params.get(f"{body.name}/com", props.com if props is not None else (0.0, 0.0, 0.0))
+        centre[j] = -np.asarray(com, dtype=float).reshape(3)  # the shapes are centred on 0
+        if shape.type == "sphere":
+            half[j], round_[j] = shape.radius, True
+        elif shape.type == "box":
+            half[j] = shape.halves
+        elif shape.type == "cylinder":
+            half[j] = (shape.radius, shape.radius, shape.length / 2)
+        elif shape.type == "capsule":
+            half[j] = (shape.radius, shape.radius, shape.length / 2 + shape.radius)
+        else:  # mesh: its convex hull's box (the hull need not be centred on 0)
+            v = shape_hull_vertices(shape, scene.base_dir)
+            centre[j] += 0.5 * (v.min(axis=0) + v.max(axis=0))
+            half[j] = 0.5 * (v.max(axis=0) - v.min(axis=0))
+    if urdf:
+        with Engine(scene, gui=False, visual=False) as engine:
+            com = engine.state().position
+            for j in urdf:
+                lo, hi = engine.aabb(j)
+                far = np.maximum(np.abs(lo - com[j]), np.abs(hi - com[j]))
+                half[j], round_[j] = np.linalg.norm(far), True
+    return centre, half, round_
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _rendered(scene, traj, records, camera: Camera | None, width: int, height: int):
+    """RGB images, shape (height, width, 3) uint8, of ``records`` (indices into ``traj``) in
+    order, seen by ``camera`` (default :func:`frame_camera`); a repeated record renders once."""
     aspect = width / height
-    target, distance, yaw, pitch = _camera_for(traj.position[order], aspect=aspect)
+    if camera is None:
+        camera = frame_camera(scene, [traj], aspect)
     engine = Engine(
         scene, gui=False, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )
     try:
-        camera = engine.camera(target, distance, yaw, pitch, FOV_DEG, aspect)
-        paths: list[Path] = []
+        view = engine.camera(
+            camera.target, camera.distance, camera.yaw, camera.pitch, camera.fov, aspect
+        )
         last_record, rgb = None, None
-        for k, i in enumerate(records):
-            if i != last_record:  # a repeated record (fps above the record rate) renders once
+        for i in records:
+            if i != last_record:
                 engine.set_state(_placement(traj, i))
-                rgb = engine.render(camera, width, height)
+                rgb = np.ascontiguousarray(engine.render(view, width, height))
                 last_record = i
-            path = out / f"frame_{k:05d}.png"
-            Image.fromarray(np.ascontiguousarray(rgb), "RGB").save(path)
-            paths.append(path)
-            if progress is not None:
-                progress(k + 1, len(records))
-        return paths
+            yield rgb
     finally:
         engine.close()
 
 
-# ---------------------------------------------------------------------------------- helpers
-def _camera_for(positions, *, aspect: float = 1.0) -> tuple[np.ndarray, float, float, float]:
-    """Camera that frames a set of points.
+def _rotation_matrices(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices, shape (..., 3, 3), of unit quaternions (x, y, z, w), shape (..., 4)."""
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
 
-    Parameters
-    ----------
-    positions : array_like, shape (..., 3)
-        Points to frame, m (e.g. every recorded centre of mass, shape (nt, n, 3)); non-finite
-        points are ignored.
-    aspect : float
-        Image width / height; a portrait image moves the camera back so the points fit across.
 
-    Returns
-    -------
-    target : ndarray, shape (3,)
-        Centre of the points' axis-aligned bounding box, m.
-    distance : float
-        Camera distance from ``target``, m: the box's bounding sphere (radius at least
-        :data:`MIN_FRAME_RADIUS`, times :data:`FRAME_MARGIN`) fits the narrower field of view.
-    yaw, pitch : float
-        Degrees (:data:`CAMERA_YAW`, :data:`CAMERA_PITCH`), PyBullet's convention with z up.
+def _check_size(width, height) -> None:
+    for name, value in (("width", width), ("height", height)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise WorkbenchError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def _box_corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The 8 corners, shape (8, 3), of the box ``lo``..``hi``."""
+    return np.array(
+        [[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    )
+
+
+def _fit_box(lo, hi, yaw: float, pitch: float, fov: float, aspect: float) -> Camera:
+    """The nearest camera at ``yaw``/``pitch`` in which the box's projection is centred and
+    reaches :data:`FRAME_FILL` of the image's half-width or half-height.
+
+    For a corner at ``a`` right, ``b`` up and ``c`` back (towards the eye) of the target, the
+    camera at distance ``d`` sees it at depth ``d - c``, inside the filled part of the image when
+    ``|a| <= FRAME_FILL tan(fov/2) aspect (d - c)`` and ``|b| <= FRAME_FILL tan(fov/2) (d - c)``:
+    the smallest ``d`` meeting both for every corner. Perspective shifts the projected box off
+    centre (near corners spread more), so the target is then moved across the view to centre
+    it and ``d`` fitted again; a few rounds settle it (each leaves less than half the shift).
     """
-    pts = np.asarray(positions, dtype=float).reshape(-1, 3)
-    pts = pts[np.all(np.isfinite(pts), axis=1)]
-    if len(pts) == 0:
-        raise WorkbenchError("no finite positions to frame")
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    target = 0.5 * (lo + hi)
-    radius = FRAME_MARGIN * max(0.5 * float(np.linalg.norm(hi - lo)), MIN_FRAME_RADIUS)
-    half_v = math.radians(FOV_DEG) / 2.0
-    half = math.atan(math.tan(half_v) * min(1.0, aspect))  # the narrower half-angle
-    distance = radius / math.sin(half)
-    return target, distance, CAMERA_YAW, CAMERA_PITCH
+    tan_v = math.tan(math.radians(fov) / 2.0)
+    limits = np.array([FRAME_FILL * tan_v * aspect, FRAME_FILL * tan_v])
+    corners = _box_corners(lo, hi)
+    target = 0.5 * (np.asarray(lo) + np.asarray(hi))
+    camera = Camera(tuple(target), 1.0, yaw, pitch, fov)
+    right, up, back = camera.axes()
+    for _ in range(_CENTRING_ROUNDS):
+        rel = corners - target
+        a, b, c = rel @ right, rel @ up, rel @ back
+        distance = float(np.max(c + np.maximum(np.abs(a) / limits[0], np.abs(b) / limits[1])))
+        camera = Camera(tuple(target), distance, yaw, pitch, fov)
+        xy = camera.project(corners, aspect)[:, :2]
+        centre = 0.5 * (xy.min(axis=0) + xy.max(axis=0))  # of the projection, image units
+        target = target + distance * tan_v * (centre[0] * aspect * right + centre[1] * up)
+    rel = corners - target
+    a, b, c = rel @ right, rel @ up, rel @ back
+    distance = float(np.max(c + np.maximum(np.abs(a) / limits[0], np.abs(b) / limits[1])))
+    return Camera(tuple(float(v) for v in target), distance, yaw, pitch, fov)
+
+
+#: Rounds of re-centring in :func:`_fit_box`.
+_CENTRING_ROUNDS = 4
+
+
+def _silhouette_fill(lo, hi, yaw: float, pitch: float, aspect: float) -> float:
+    """Fraction of an image of width / height ``aspect`` that the box ``lo``..``hi`` covers
+    when seen from ``yaw``/``pitch`` without perspective and scaled to just fit: the area of the
+    convex hull of its projected corners over the area of the smallest such image around them.
+    Perspective is left out so that a view is not rewarded for looking along a long box (its near
+    end then looks large)."""
+    right, up, _ = Camera((0.0, 0.0, 0.0), 1.0, yaw, pitch).axes()
+    corners = _box_corners(lo, hi)
+    xy = np.stack([corners @ right, corners @ up], axis=-1)
+    width, height = np.ptp(xy, axis=0)
+    scale = max(width / aspect, height)  # the image's height when the box just fits
+    if scale <= 0:
+        return 0.0
+    return _hull_area(xy) / (aspect * scale * scale)
+
+
+def _hull_area(points: np.ndarray) -> float:
+    """Area of the convex hull of 2-D ``points`` (k, 2): Andrew's monotone chain, then the
+    shoelace formula."""
+    pts = sorted(map(tuple, points))
+
+    def half(seq):
+        chain: list[tuple[float, float]] = []
+        for p in seq:
+            while len(chain) >= 2:
+                (x1, y1), (x2, y2) = chain[-2], chain[-1]
+                if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) > 0:
+                    break
+                chain.pop()
+            chain.append(p)
+        return chain
+
+    hull = half(pts)[:-1] + half(pts[::-1])[:-1]
+    x = np.array([p[0] for p in hull])
+    y = np.array([p[1] for p in hull])
+    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
 
 
 def _playback(scene: Scene, traj: Trajectory, reverse: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ Layout (every field is checked; unknown fields are errors)::
       file: ../data/falling_object_table1.csv    # CSV with a header row; '#' lines are comments
       x: t                                        # column of the independent variable (times, s)
       y: ${column}                                # column of the measurements
+      unit: m                                     # unit of the y column (optional)
       rows: [1, 7, 12, 17, 19]                    # zero-based rows, or "all" (default)
     model:                                        # either a Python response function ...
       function: uncertainty.examples.falling_object:FALLING_OBJECT   # module:name or file.py:name
@@ -23,7 +24,7 @@ Layout (every field is checked; unknown fields are errors)::
     #   {scene: falling_object.yaml, observer: height, component: z, scale: -1,
     #    time_shift: t0, dt: 1.0e-3, constants: {g: 9.81}}
     infer:                                        # inferred parameters, in this order
-      c: {prior: {dist: uniform, low: -0.3, high: 1.0}, start: [0.106, 0.3]}
+      c: {prior: {dist: uniform, low: -0.3, high: 1.0}, start: [0.106, 0.3], unit: 1/m}
     error:
       sigma: 0.3                                  # fixed, > 0; or inferred:
       # sigma: {prior: {dist: uniform, low: 0.001, high: 5}, start: [0.3]}
@@ -32,6 +33,12 @@ Layout (every field is checked; unknown fields are errors)::
     exact: {method: auto, points: 401, walkers: 32, max_steps: 20000, seed: 2024}
     design: {nominal: {g: 9.81, c: 0.106, t0: 1.0}, interval: [1, 20], eta: [1.0],
              correlation_length: 2.0, n: [1, 2, 3], sigma1: 1.0, seed: 2024}
+
+Units (``unit:``, optional) label the figures' axes (``name [unit]``,
+:mod:`workbench.figures.labels`): ``data.unit`` is the unit of the y column (an inferred σ has
+the same unit), ``infer.<name>.unit`` that of a parameter; x is time in s. A unit is text
+(``"1"``, quoted, for a dimensionless quantity); an axis whose unit no spec declares shows
+``[?]``. Units are labels only: nothing is converted.
 
 Any value may be ``{select: KEY, from: {KEY1: value1, ...}}``: it becomes the entry of ``from``
 named by ``KEY`` (typically ``"${case}"``), so one spec covers several data subsets or models.
@@ -46,10 +53,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from uncertainty.bayes import prior_from_spec
 from uncertainty.errors import UncertaintyError
@@ -65,6 +72,11 @@ from workbench.specs import (
 
 __all__ = [
     "DEFAULT_N",
+    "SIGMA",
+    "TIME_UNIT",
+    "Unit",
+    "check_unit",
+    "unknown_field_hint",
     "DataSpec",
     "FunctionModelSpec",
     "SceneModelSpec",
@@ -82,12 +94,97 @@ __all__ = [
 #: Default number of measurements for ``design``: N = 1 ... 10, as Fig. 17 of the document.
 DEFAULT_N = tuple(range(1, 11))
 
+#: Unit of the x column: the model's independent variable is time in s (its docstring above).
+TIME_UNIT = "s"
+
+#: Name of an inferred prediction-error standard deviation among the posterior's parameters
+#: (``error.sigma``); its unit is the y column's.
+SIGMA = "sigma"
+
+
+def check_unit(value: Any) -> str:
+    """A spec's ``unit:``: non-empty printable text, e.g. ``"m/s"``, ``"kg m^2"`` or ``"1"``
+    (dimensionless). Surrounding spaces are dropped; nothing is converted.
+
+    Raises
+    ------
+    ValueError
+        Not text (a bare YAML ``1`` is a number: quote it), empty, or with control characters
+        (a newline, a tab); pydantic turns it into the spec's one-line error, which adds the
+        value given.
+    """
+    if not isinstance(value, str):
+        raise ValueError(
+            "expected a unit as text such as 'm/s', or '1' (quoted) for a dimensionless quantity"
+        )
+    text = value.strip()
+    if not text or not text.isprintable():
+        raise ValueError("expected a non-empty unit of printable characters")
+    return text
+
+
+#: The type of every ``unit:`` field of the inference and inverse specs.
+Unit = Annotated[str, BeforeValidator(check_unit)]
+
+
+def unknown_field_hint(exc: SpecError, schema: type[BaseModel]) -> SpecError:
+    """``exc`` with a "did you mean" added when it reports an unknown field of ``schema`` (a
+    spec's pydantic model) close to one it has: ``data.unti: unknown field (did you mean
+    'unit'?)``; ``exc`` itself otherwise."""
+    if exc.expected != "unknown field" or not exc.field:
+        return exc
+    *path, word = exc.field.split(".")
+    node: Any = schema
+    for part in path:
+        node = _child(node, part)
+    hint = did_you_mean(word, _field_names(node))
+    if not hint:
+        return exc
+    return SpecError(exc.source, exc.field, exc.expected + hint, exc.line)
+
+
+def _members(annotation: Any) -> list:
+    """The alternatives of a union or Optional (the annotation itself otherwise), unwrapped
+    from ``Annotated``."""
+    if get_origin(annotation) is Annotated:
+        return _members(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, type(int | None)):
+        return [m for a in get_args(annotation) for m in _members(a)]
+    return [annotation]
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _child(annotation: Any, part: str) -> Any:
+    """The annotation of ``part`` below ``annotation``: a model's field, or a mapping's value."""
+    for member in _members(annotation):
+        if _is_model(member):
+            for name, info in member.model_fields.items():
+                if part in (name, info.alias):
+                    return info.annotation
+        elif get_origin(member) is dict:
+            return get_args(member)[1]
+    return None
+
+
+def _field_names(annotation: Any) -> list[str]:
+    """The field names (as written in YAML: aliases) of the models ``annotation`` allows."""
+    return [
+        info.alias or name
+        for member in _members(annotation)
+        if _is_model(member)
+        for name, info in member.model_fields.items()
+    ]
+
 
 class DataSpec(SpecSchema):
     file: str
     x: str
     y: str
     rows: list[int] | Literal["all"] = "all"
+    unit: Unit | None = None  # of the y column
 
 
 class FunctionModelSpec(SpecSchema):
@@ -109,6 +206,7 @@ class SceneModelSpec(SpecSchema):
 class ParameterSpec(SpecSchema):
     prior: dict[str, Any]
     start: list[float] = []
+    unit: Unit | None = None
 
 
 class InferredSigma(SpecSchema):
@@ -185,6 +283,10 @@ class InferenceSpec(LocatedSpec):
     eta, correlation_length : float
     exact : ExactSpec
     design : DesignSpec or None
+    units : dict of str to str
+        Declared units by name (``data.unit``, ``infer.<name>.unit``): the y column and, when
+        inferred, σ have ``data.unit``; the x column is time in s. Names without one are
+        absent (figures label them ``[?]``).
     """
 
     source: str
@@ -208,6 +310,7 @@ class InferenceSpec(LocatedSpec):
     exact: ExactSpec
     design: DesignSpec | None
     line_of: Any = field(default=None, repr=False)
+    units: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_parameters(self) -> int:
@@ -240,7 +343,10 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
     SpecError
         One line naming the file, the line, the field and what was expected.
     """
-    schema, params, doc = read_spec(path, "inference", _SpecSchema, overrides)
+    try:
+        schema, params, doc = read_spec(path, "inference", _SpecSchema, overrides)
+    except SpecError as exc:
+        raise unknown_field_hint(exc, _SpecSchema) from None
     source, line_of, fail = doc.source, doc.line_of, doc.error
     try:
         if "function" in schema.model:
@@ -301,13 +407,19 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
     clash = set(model.constants) & set(names)
     if clash:
         raise fail(("model", "constants"), f"{', '.join(sorted(clash))} is also inferred")
+    units = {data.x: TIME_UNIT}
+    if data.unit is not None:
+        units[data.y] = data.unit
+        if sigma is None:
+            units[SIGMA] = data.unit
+    units.update({n: ps.unit for n, ps in schema.infer.items() if ps.unit is not None})
     err = schema.error
     return InferenceSpec(
         source=source, base_dir=base_dir, description=schema.description, parameters=params,
         data_file=data_file, x_name=data.x, y_name=data.y, rows=rows, x=x, y=y, model=model,
         names=names, priors=priors, starts=starts, sigma=sigma, sigma_prior=sigma_prior,
         eta=err.eta, correlation_length=err.correlation_length, exact=schema.exact,
-        design=schema.design, line_of=line_of,
+        design=schema.design, line_of=line_of, units=units,
     )  # fmt: skip
 
 

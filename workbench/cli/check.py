@@ -4,13 +4,27 @@ naming the field if it is invalid.
 
 from __future__ import annotations
 
+import argparse
+
 from workbench.cli.common import add_scene_arguments, load_scene_arguments
 
 __all__ = ["add_check_parser", "cmd_check"]
 
 
+EPILOG = """\
+examples:
+  workbench check falling_object
+  workbench check my_scene.yaml --set c=0.2
+"""
+
+
 def add_check_parser(sub) -> None:
-    ck = sub.add_parser("check", description=__doc__)
+    ck = sub.add_parser(
+        "check",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_scene_arguments(ck, settings=False)
     ck.set_defaults(func=cmd_check)
 

@@ -1,12 +1,19 @@
 """What the commands of ``workbench`` share: the SCENE, SPEC and ``--set`` arguments, loading the
-scene they name, checks of numeric options, report output (JSON or text), and the progress bar
-on stderr."""
+scene they name, checks of numeric options and output paths, report output (JSON or text), and
+the progress bar on stderr.
+
+Commands check every argument (counts, workers, seeds, output paths, the scene) before they draw
+a progress bar, so a bad argument gives one line on stderr and nothing else; the bar itself is
+drawn only once the library reports progress (:class:`ProgressBar`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import operator
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from workbench.errors import SceneError
+from workbench.errors import SceneError, StoreError
 from workbench.scene.catalog import find_scene
 from workbench.scene.loader import load_scene, parse_override
 from workbench.scene.model import Scene
@@ -27,6 +34,9 @@ __all__ = [
     "parse_overrides",
     "load_scene_arguments",
     "check_positive",
+    "check_count",
+    "check_seed",
+    "check_output",
     "add_report_arguments",
     "write_report",
     "print_written",
@@ -56,6 +66,16 @@ def add_scene_arguments(parser: argparse.ArgumentParser, settings: bool = True) 
             "--duration", type=float, help="simulated time, s (overrides the scene)"
         )
         parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+
+
+def add_timestamp_argument(parser: argparse.ArgumentParser) -> None:
+    """--timestamp, for commands that write an HDF5 file."""
+    parser.add_argument(
+        "--timestamp",
+        action="store_true",
+        help="record the creation time in the file (attribute 'created'); without it the same "
+        "inputs give the same bytes",
+    )
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser, spec_help: str, set_help: str) -> None:
@@ -119,6 +139,55 @@ def check_positive(
         raise SceneError(f"--{option}", "", f"expected {sign} {what}, got {value}")
 
 
+def check_count(option: str, value: int, what: str) -> None:
+    """Raise :class:`SceneError` naming ``option`` unless ``value`` >= 1.
+
+    Parameters
+    ----------
+    option : str
+        The option as typed, e.g. ``"-n"`` or ``"--workers"``.
+    value : int
+    what : str
+        What is counted, singular (``"realization"``); the message says "at least 1 realization".
+    """
+    if value < 1:
+        raise SceneError(option, "", f"expected at least 1 {what}, got {value}")
+
+
+def check_seed(value: int | None) -> None:
+    """Raise :class:`SceneError` naming ``--seed`` unless it is None or a non-negative integer
+    (numpy's ``SeedSequence`` takes no negative entropy)."""
+    if value is not None and value < 0:
+        raise SceneError("--seed", "", f"expected a non-negative integer, got {value}")
+
+
+def check_output(path: str | Path | None, *, folder: bool = False) -> None:
+    """Raise :class:`StoreError` unless a file (or, with ``folder``, a folder) can be written at
+    ``path``; None (not asked for) passes.
+
+    A file needs an existing, writable directory and must not be a directory itself. A folder is
+    created with its parents when the figures are written, so it needs its nearest existing
+    ancestor to be a writable directory, and must not be a file.
+    """
+    if path is None:
+        return
+    path = Path(path)
+    if folder:
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path}: is a file, expected a folder")
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        if not existing.is_dir():
+            raise StoreError(f"{path}: {existing} is a file, expected a folder")
+    else:
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory")
+        existing = path.parent
+        if not existing.is_dir():
+            raise StoreError(f"{path}: directory {existing} does not exist")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise StoreError(f"{path}: directory {existing} is not writable")
+
+
 def add_report_arguments(parser: argparse.ArgumentParser, plot_help: str) -> None:
     """--json, -o OUT.json and --plot DIR, for commands that print a report (infer, design)."""
     parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
@@ -141,28 +210,65 @@ def print_written(args: argparse.Namespace, paths: list[Path]) -> None:
         print("wrote " + ", ".join(map(str, paths)))
 
 
-#: k/M units, the terminal's width, and no trace left when done.
-_BAR_STYLE = {"unit_scale": True, "dynamic_ncols": True, "leave": False}
+#: Whole counts (no k/M scaling: tqdm's ``unit_scale`` shows 32 as "32.0"), the terminal's
+#: width, and no trace left when done.
+_BAR_STYLE = {"unit_scale": False, "dynamic_ncols": True, "leave": False}
 
 
 class ProgressBar:
-    """tqdm bar on stderr: done/total, rate and ETA; by default it appears only for work lasting
-    more than a couple of seconds."""
+    """tqdm bar on stderr: done/total as integers, rate and ETA; by default it appears only for
+    work lasting more than a couple of seconds.
+
+    The bar is created at the first :meth:`advance`, when the library reports that the work has
+    started: an error raised before (a bad argument, a scene that does not load, a file that
+    cannot be written) leaves nothing on stderr but its one line.
+
+    Parameters
+    ----------
+    total : int
+        Whole items of work: records, steps, realizations, runs or frames.
+    unit : str
+        Their name, plural (``"steps"``).
+    delay : float
+        Seconds before the bar appears (tqdm's ``delay``), s.
+    """
 
     def __init__(self, total: int, unit: str, delay: float = 2.0):
-        self._bar = tqdm(total=total, unit=unit, delay=delay, file=sys.stderr, **_BAR_STYLE)
+        self._total = _whole(total, "total")
+        self._unit = unit
+        self._delay = delay
+        self._bar = None
         self._done = 0
 
     def advance(self, done: int, total: int) -> None:
         """Show ``done`` of ``total`` (a :data:`Progress` callback)."""
+        done, total = _whole(done, "done"), _whole(total, "total")
+        if self._bar is None:
+            self._bar = tqdm(
+                total=total, unit=self._unit, delay=self._delay, file=sys.stderr, **_BAR_STYLE
+            )
         if self._bar.total != total:  # e.g. frames at --fps: fewer than records
             self._bar.total = total
         self._bar.update(done - self._done)
         self._done = done
 
     def close(self) -> None:
-        """Remove the bar."""
-        self._bar.close()
+        """Remove the bar (if it was drawn)."""
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _whole(count, what: str) -> int:
+    """``count`` as an int; a programming error (not a user's) if it is not a whole number."""
+    if isinstance(count, float):
+        if count.is_integer():
+            return int(count)
+    else:
+        try:
+            return operator.index(count)  # int, numpy integers
+        except TypeError:
+            pass
+    raise TypeError(f"progress {what} must be a whole number of items, got {count!r}")
 
 
 @contextmanager

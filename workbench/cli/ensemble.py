@@ -5,21 +5,47 @@ SeedSequence(seed, spawn_key=(i,)): the file is bit-identical whatever --workers
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
-from workbench.cli.common import add_scene_arguments, check_positive, parse_overrides, progress_bar
+from workbench.cli.common import (
+    add_scene_arguments,
+    add_timestamp_argument,
+    check_count,
+    check_output,
+    check_positive,
+    check_seed,
+    parse_overrides,
+    progress_bar,
+)
 from workbench.ensemble.run import SceneRef, run_ensemble
 from workbench.scene.catalog import find_scene
 
 __all__ = ["add_ensemble_parser", "cmd_ensemble"]
 
 
+EPILOG = """\
+examples:
+  workbench ensemble random_box -n 200 --seed 1 -o box.h5 --workers 2
+  workbench ensemble random_box -n 200 --seed 1 -o box.h5 --resume     after an interruption
+  workbench ensemble random_box -n 2000 -o box.h5 --scheduler tcp://127.0.0.1:8786
+
+then: workbench stats box.h5, workbench plot box.h5 --observer com --band 0.9
+"""
+
+
 def add_ensemble_parser(sub) -> None:
-    en = sub.add_parser("ensemble", description=__doc__)
+    en = sub.add_parser(
+        "ensemble",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_scene_arguments(en)
     en.add_argument("-n", type=int, required=True, help="number of realizations")
     en.add_argument("-o", "--output", help="HDF5 file (default: <scene name>_ensemble.h5)")
+    add_timestamp_argument(en)
     en.add_argument(
         "--seed", type=int, help="seed entropy (default: a fresh one, stored in the file)"
     )
@@ -45,6 +71,9 @@ def add_ensemble_parser(sub) -> None:
 def cmd_ensemble(args) -> int:
     """``workbench ensemble`` (the work is :func:`workbench.ensemble.run.run_ensemble`)."""
     overrides = parse_overrides(args)
+    check_count("-n", args.n, "realization")
+    check_count("--workers", args.workers, "worker")
+    check_seed(args.seed)
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     path = find_scene(args.scene)
@@ -57,6 +86,8 @@ def cmd_ensemble(args) -> int:
             file=sys.stderr,
         )
     out = Path(args.output or f"{path.stem}_ensemble.h5")
+    if not args.resume:  # --resume opens OUTPUT, and says so if it is missing
+        check_output(out)
     try:
         with progress_bar(args.n, "realizations", delay=0.0, quiet=args.quiet) as advance:
             result = run_ensemble(
@@ -68,6 +99,7 @@ def cmd_ensemble(args) -> int:
                 scheduler=args.scheduler,
                 resume=args.resume,
                 progress=advance,
+                timestamp=args.timestamp,
             )
     except KeyboardInterrupt:
         print(

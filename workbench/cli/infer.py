@@ -3,6 +3,7 @@ measurement times from one inference spec (the work is :mod:`workbench.analysis.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from workbench.analysis.inference import (
@@ -19,6 +20,8 @@ from workbench.analysis.inference import (
 from workbench.cli.common import (
     add_report_arguments,
     add_spec_arguments,
+    check_output,
+    check_seed,
     parse_overrides,
     print_written,
     write_report,
@@ -40,9 +43,28 @@ the information entropy of the asymptotic posterior, with model errors correlate
 (exp(-|t_i - t_j|/lambda)), for each ratio eta = sigma2/sigma1 and number of measurements N. Exit
 status 1 when a global optimization was not confirmed by two restarts."""
 
+INFER_EPILOG = """\
+examples:
+  workbench infer falling_object_example1 --set case=3
+  workbench infer falling_object_example2 --json -o example2.json --plot figures/
+  workbench infer falling_object_example3 --exact mcmc --seed 1
+  workbench infer falling_object_example1 --set model=pybullet     PyBullet in the loop
+"""
+
+DESIGN_EPILOG = """\
+examples:
+  workbench design falling_object_example1 --n 1..4 --plot figures/
+  workbench design falling_object_example2 --eta 0.1 1 10 --n 2 --lambda 2 --json
+"""
+
 
 def add_infer_parser(sub) -> None:
-    inf = sub.add_parser("infer", description=INFER_DESCRIPTION)
+    inf = sub.add_parser(
+        "infer",
+        description=INFER_DESCRIPTION,
+        epilog=INFER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_spec_arguments(
         inf,
         "inference spec (YAML with kind: inference)",
@@ -60,7 +82,12 @@ def add_infer_parser(sub) -> None:
 
 
 def add_design_parser(sub) -> None:
-    de = sub.add_parser("design", description=DESIGN_DESCRIPTION)
+    de = sub.add_parser(
+        "design",
+        description=DESIGN_DESCRIPTION,
+        epilog=DESIGN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_spec_arguments(
         de, "inference spec with a design section", "override a spec parameter (repeatable)"
     )
@@ -90,6 +117,7 @@ def add_design_parser(sub) -> None:
 
 def cmd_infer(args) -> int:
     """``workbench infer`` (the work is :func:`workbench.analysis.inference.run_inference`)."""
+    _check_report_arguments(args)
     spec = load_spec(find_spec(args.spec), dict(parse_overrides(args)))
     result = run_inference(spec, exact=args.exact, seed=args.seed)
     write_report(args, inference_report(result), format_inference)
@@ -97,7 +125,8 @@ def cmd_infer(args) -> int:
         # matplotlib takes half a second to import: only when --plot asks for figures
         from workbench.figures.inference import write_inference_plots
 
-        print_written(args, write_inference_plots(result, args.plot, fit=fit_curves(result)))
+        written = write_inference_plots(result, args.plot, fit=fit_curves(result), units=spec.units)
+        print_written(args, written)
     if not result.converged:
         print(f"workbench infer: {spec.source}: {'; '.join(result.problems())}", file=sys.stderr)
         return 1
@@ -106,6 +135,7 @@ def cmd_infer(args) -> int:
 
 def cmd_design(args) -> int:
     """``workbench design`` (the work is :func:`workbench.analysis.inference.run_design`)."""
+    _check_report_arguments(args)
     spec = load_spec(find_spec(args.spec), dict(parse_overrides(args)))
     run = run_design(
         spec,
@@ -118,7 +148,8 @@ def cmd_design(args) -> int:
     report = design_report(run)
     write_report(args, report, format_design)
     if args.plot:
-        # matplotlib takes half a second to import: only when --plot asks for figures
+        # matplotlib takes half a second to import: only when --plot asks for figures. The
+        # design figures' axes are times (s), entropies (nat), N and η: no spec unit is needed.
         from workbench.figures.inference import write_design_plots
 
         print_written(args, write_design_plots(run, args.plot))
@@ -126,3 +157,10 @@ def cmd_design(args) -> int:
         print(f"workbench design: {spec.source}: some designs were not confirmed", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_report_arguments(args) -> None:
+    """--seed, -o and --plot, before any work."""
+    check_seed(args.seed)
+    check_output(args.output)
+    check_output(args.plot, folder=True)

@@ -4,6 +4,7 @@ datasets.
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from workbench.store import describe
@@ -11,8 +12,20 @@ from workbench.store import describe
 __all__ = ["add_inspect_parser", "cmd_inspect"]
 
 
+EPILOG = """\
+examples:
+  workbench inspect falling.h5
+  workbench inspect box.h5 --json
+"""
+
+
 def add_inspect_parser(sub) -> None:
-    i = sub.add_parser("inspect", description=__doc__)
+    i = sub.add_parser(
+        "inspect",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     i.add_argument("file")
     i.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     i.set_defaults(func=cmd_inspect)

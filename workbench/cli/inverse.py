@@ -14,7 +14,13 @@ from pathlib import Path
 
 from uncertainty.errors import UncertaintyError
 from workbench.analysis.inverse import format_report, load_inverse_spec, report, run_spec
-from workbench.cli.common import add_spec_arguments, parse_overrides
+from workbench.cli.common import (
+    add_spec_arguments,
+    check_output,
+    check_positive,
+    check_seed,
+    parse_overrides,
+)
 from workbench.scene.catalog import find_spec
 
 __all__ = ["add_inverse_parser", "cmd_inverse"]
@@ -25,7 +31,7 @@ output reductions run in PyBullet), the unknown inputs (with a starting guess), 
 the uncertain ones (distributions: normal, lognormal, uniform, gamma, weibull, truncnormal; an
 optional correlation matrix for the Nataf transform), the measured outputs (a value, or
 {value, std} for a measurement with its own uncertainty) and the CDF points (a list or
-{from, to, n}). See workbench/analysis/inverse_spec.py for the full format.
+{from, to, n}). docs/inverse.md ("The spec") describes the full format.
 
 For each CDF point x of an unknown, F(x) = Φ(±β) with β the distance from the origin of
 standard normal space to the most probable point at which the measured outputs are reproduced
@@ -86,6 +92,10 @@ def cmd_inverse(args) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    check_positive("mcs", args.mcs, what="number of samples", allow_zero=True)
+    check_seed(args.seed)
+    check_output(args.output)
+    check_output(args.plot)
     try:
         spec = load_inverse_spec(find_spec(args.spec), dict(parse_overrides(args)))
         result, mc, seconds = run_spec(
@@ -109,7 +119,7 @@ def cmd_inverse(args) -> int:
     if args.plot:
         from workbench.figures.inverse import plot_cdfs  # matplotlib: only with --plot
 
-        plot_cdfs(rep, args.plot, spec.description)
+        plot_cdfs(rep, args.plot, spec.description, units=spec.units)
         log(f"wrote {args.plot}")
     if args.json:
         print(json.dumps(rep, indent=1))

@@ -14,7 +14,9 @@ from reverse.markov import STATE_NAMES
 from reverse.markov_training import thrown_body, train
 from workbench.cli.common import (
     add_scene_arguments,
+    check_count,
     check_positive,
+    check_seed,
     load_scene_arguments,
     progress_bar,
 )
@@ -25,9 +27,11 @@ __all__ = ["add_markov_parser", "cmd_markov_train"]
 DESCRIPTION = """\
 Contact-transition Markov model of backward runs (Twigg & James 2008 §4, Figs. 9-10).
 
+examples:
   workbench markov train SCENE -n 1000 -o table.json    throw SCENE's body N times, count
                                                         its contact-state transitions
   workbench reverse SCENE --markov table.json ...       use the table backward
+  workbench markov train markov_block -n 1000 --seed 2008 -o markov_block.json
 """
 
 TRAIN_DESCRIPTION = """\
@@ -41,7 +45,7 @@ produced it (JSON).
 Run i draws its throw from SeedSequence(seed, spawn_key=(i,)): the same seed writes the same
 bytes whatever --workers. Planes are 1 m thick boxes, as in the reverse stepper.
 
-example:
+examples:
   workbench markov train markov_block -n 1000 --seed 2008 --workers 2 \\
       -o data/markov_block.json
   workbench reverse markov_block --markov data/markov_block.json --seed 1 \\
@@ -83,12 +87,9 @@ def cmd_markov_train(args) -> int:
     thrown_body(scene)  # exactly one moving body, before any work
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds")
-    if args.n < 1:
-        raise SceneError("-n", "", f"expected at least one run, got {args.n}")
-    if args.seed is not None and args.seed < 0:
-        raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
-    if args.workers < 1:
-        raise SceneError("--workers", "", f"expected at least one worker, got {args.workers}")
+    check_count("-n", args.n, "run")
+    check_seed(args.seed)
+    check_count("--workers", args.workers, "worker")
     dt = args.dt or scene.settings.dt
     duration = args.duration or scene.settings.duration
     if int(round(duration / dt)) < 1:

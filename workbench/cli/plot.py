@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from workbench.ensemble import report
 from workbench.errors import StoreError
 from workbench.figures.trajectories import plot_observer
+from workbench.scene.model import OBSERVER_QUANTITIES
 from workbench.store import TrajectoryStore, read_trajectory
 
 __all__ = ["add_plot_parser", "cmd_plot"]
 
+#: Units of the per-record diagnostics (``kinetic_energy``, ``contact_count``): each is named
+#: after the observer quantity it sums over the scene, whose unit the scene model declares.
+_DIAGNOSTIC_UNITS = {name: row[1] for name, row in OBSERVER_QUANTITIES.items()}
+
+
+EPILOG = """\
+examples:
+  workbench plot falling.h5 --observer height -o height.png
+  workbench plot falling.h5 --observer kinetic_energy
+  workbench plot box.h5 --observer com --band 0.9        ensemble: mean, nominal, 90% region
+  workbench plot box.h5 --observer com --convergence     ensemble: mean-square convergence
+  workbench plot box.h5 --observer com --realization 3   ensemble: one realization
+  workbench plot box.h5 --param box/mass                 ensemble: PDF of a sampled parameter
+  workbench plot box.h5 --param box/com                  ensemble: scatter of a 3-vector
+"""
+
 
 def add_plot_parser(sub) -> None:
-    pl = sub.add_parser("plot", description=__doc__)
+    pl = sub.add_parser(
+        "plot",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     pl.add_argument("file")
     what = pl.add_mutually_exclusive_group(required=True)
     what.add_argument("--observer", help="observer or diagnostic name")
@@ -67,7 +90,7 @@ def cmd_plot(args) -> int:
     traj = read_trajectory(args.file, args.realization)
     out = Path(args.output or f"{stem}_{args.observer}.png")
     try:
-        written = plot_observer(traj, args.observer, out)
+        written = plot_observer(traj, args.observer, out, diagnostic_units=_DIAGNOSTIC_UNITS)
     except KeyError as exc:
         raise StoreError(f"{args.file}: --observer: {exc.args[0]}") from None
     print(f"wrote {written}")

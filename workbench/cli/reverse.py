@@ -18,13 +18,14 @@ from reverse.sampling import sample_reverse_runs
 from reverse.stepper import StepSettings
 from workbench.cli.common import (
     add_scene_arguments,
+    add_timestamp_argument,
     check_positive,
     load_scene_arguments,
     progress_bar,
 )
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
-from workbench.scene.catalog import find_data
+from workbench.scene.catalog import find_data, find_hints
 from workbench.scene.loader import scene_to_json
 from workbench.store import StoreSchema, TrajectoryStore, write_trajectory
 
@@ -69,12 +70,16 @@ and why it was rejected are in /sampling/outcomes.
 intermediate frame becomes one trajectory: the reverse run leading to it, then the forward run
 from it (the CRASH example of §5).
 
+SCENE, a --hints file and a --markov table may be paths or names: a name is looked up next to
+the scene (hints) and among the shipped files, which `workbench scenes` lists.
+
 examples:
-  workbench reverse reverse_landing --hints scenes/reverse_landing.hints.yaml \\
+  workbench reverse reverse_landing --hints reverse_landing.hints.yaml \\
       --duration 0.5 -o landing.h5 && workbench replay landing.h5
-  workbench reverse markov_block --markov data/markov_block.json --duration 1 \\
+  workbench reverse my_scene.yaml --hints my_hints.yaml --duration 0.5 -o mine.h5
+  workbench reverse markov_block --markov markov_block --duration 1 \\
       --samples 50 --keep 5 --workers 2 --energy-limit 20 --seed 1 -o block_runs.h5
-  workbench reverse scenes/spelling_balls.py --hints script --duration 3 \\
+  workbench reverse spelling_balls --hints script --duration 3 \\
       --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
 """
 
@@ -90,9 +95,13 @@ def add_reverse_parser(sub) -> None:
         "--duration", type=float, required=True, help="how far back to step, s (required)"
     )
     rv.add_argument("-o", "--output", help="HDF5 file to write (default: <scene>_reverse.h5)")
+    add_timestamp_argument(rv)
     rv.add_argument("--dt", type=float, help="time step, s (default: the scene's)")
     rv.add_argument(
-        "--hints", metavar="FILE", help="hints file (YAML), or 'script' for the scene script's"
+        "--hints",
+        metavar="FILE",
+        help="hints file (YAML) or its name (reverse_landing.hints.yaml), or 'script' for the "
+        "scene script's",
     )
     rv.add_argument(
         "--seed",
@@ -200,11 +209,13 @@ def cmd_reverse(args) -> int:
     if args.hints == "script":
         hints, hints_text = script_hints(path, scene.parameters, scene.body_names)
     elif args.hints:
-        hints = load_hints(args.hints, scene.body_names)
-        hints_text = Path(args.hints).read_text()
+        hints_path = find_hints(args.hints, path)
+        hints = load_hints(hints_path, scene.body_names)
+        hints_text = hints_path.read_text(encoding="utf-8")
     else:
         hints, hints_text = [], ""
-    markov = load_model(find_data(args.markov)) if args.markov else None
+    table = find_data(args.markov, what="contact-transition table") if args.markov else None
+    markov = load_model(table) if table is not None else None
     settings = StepSettings(
         dt,
         free_to_bounce=args.free_to_bounce,
@@ -259,6 +270,7 @@ def _single(args, path, scene, options, attrs, out) -> int:
         seed_entropy=args.seed,
         extra_attrs=attrs,
         extra_datasets={"reverse/islands": result.island_log},
+        timestamp=args.timestamp,
     )
     failed = int(np.sum(traj.diagnostics["lcp_failed"]))
     fallbacks = int(np.sum(traj.diagnostics["lcp_fallbacks"]))
@@ -328,6 +340,7 @@ def _sample(args, path, overrides, scene, options, attrs, out) -> int:
         scene_json=scene_to_json(scene),
         seed_entropy=result.entropy,
         kind="ensemble",
+        timestamp=args.timestamp,
         extra_attrs={
             **attrs,
             "reverse_duration": float(first.time[-1]),

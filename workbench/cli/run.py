@@ -4,12 +4,15 @@ and write the trajectory to HDF5.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
 from workbench.cli.common import (
     add_scene_arguments,
+    add_timestamp_argument,
+    check_output,
     check_positive,
     load_scene_arguments,
     progress_bar,
@@ -21,10 +24,28 @@ from workbench.store import write_trajectory
 __all__ = ["add_run_parser", "cmd_run"]
 
 
+EPILOG = """\
+examples:
+  workbench run falling_object -o falling.h5
+  workbench run falling_object --set c=0.2 --duration 2 -o falling_c02.h5
+  workbench run my_scene.yaml --dt 0.0005 -q
+  workbench run scenes/spelling_balls.py -o balls.h5
+
+then: workbench inspect falling.h5, workbench plot falling.h5 --observer height,
+workbench replay falling.h5
+"""
+
+
 def add_run_parser(sub) -> None:
-    r = sub.add_parser("run", description=__doc__)
+    r = sub.add_parser(
+        "run",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_scene_arguments(r)
     r.add_argument("-o", "--output", help="HDF5 file to write (default: <scene name>.h5)")
+    add_timestamp_argument(r)
     r.set_defaults(func=cmd_run)
 
 
@@ -35,11 +56,18 @@ def cmd_run(args) -> int:
         check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     scene = scene.with_settings(dt=args.dt, duration=args.duration)
     out = Path(args.output or f"{path.stem}.h5")
+    check_output(out)  # before the run, not after it
     t0 = time.perf_counter()
     with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
         traj = run_scene(scene, progress=advance)
     wall = time.perf_counter() - t0
-    write_trajectory(out, traj, scene_text=scene.source_text, scene_json=scene_to_json(scene))
+    write_trajectory(
+        out,
+        traj,
+        scene_text=scene.source_text,
+        scene_json=scene_to_json(scene),
+        timestamp=args.timestamp,
+    )
     if traj.status != "ok":
         print(
             f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "

@@ -1,10 +1,12 @@
 """Summarise an ensemble: realizations and failures, sampled parameters (mean, std, cv), and per
 observer the peaks of the nominal and mean responses, the widest confidence band and the
-mean-square convergence.
+mean-square convergence. A file holding one run (`workbench run`, `workbench reverse`) is
+refused: `workbench inspect` describes it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from workbench.ensemble.report import ensemble_summary
@@ -12,10 +14,23 @@ from workbench.errors import StoreError
 
 __all__ = ["add_stats_parser", "cmd_stats"]
 
+EPILOG = """\
+examples:
+  workbench ensemble random_box -n 200 -o box.h5 --workers 2
+  workbench stats box.h5
+  workbench stats box.h5 --band 0.95 --json
+  workbench plot box.h5 --observer com --band 0.9
+"""
+
 
 def add_stats_parser(sub) -> None:
-    stt = sub.add_parser("stats", description=__doc__)
-    stt.add_argument("file")
+    stt = sub.add_parser(
+        "stats",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    stt.add_argument("file", help="ensemble file (HDF5) from `workbench ensemble`")
     stt.add_argument(
         "--band",
         type=float,
@@ -25,6 +40,11 @@ def add_stats_parser(sub) -> None:
     )
     stt.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     stt.set_defaults(func=cmd_stats)
+
+
+def _number(value: float | None, width: int) -> str:
+    """``value`` right-aligned in ``width`` columns, or "-" when it does not exist."""
+    return f"{value:>{width}.6g}" if value is not None else f"{'-':>{width}}"
 
 
 def cmd_stats(args) -> int:
@@ -37,8 +57,13 @@ def cmd_stats(args) -> int:
         return 0
     print(
         f"{info['path']}: {info['n_completed']} of {info['n_realizations']} realizations "
-        f"completed; status {info['status_counts']}; seed {info['seed_entropy']}"
+        f"completed; status {info['status_counts']}; seed {info['seed_entropy'] or '-'}"
     )
+    if info["n_completed"] < 2:
+        print(
+            "note: fewer than 2 completed realizations, so no spread: parameters, bands and "
+            "convergence need at least 2 (run the ensemble with a larger -n)"
+        )
     if info["params"]:
         print("sampled parameters (mean, std, cv, min, max):")
         for key, val in info["params"].items():
@@ -49,16 +74,32 @@ def cmd_stats(args) -> int:
                         f"  {label:<28} {st['mean']:>12.6g} {st['std']:>12.6g} "
                         f"{st['cv']:>8.3f} {st['min']:>12.6g} {st['max']:>12.6g}"
                     )
+    if info["observers_without_finite_records"]:
+        names = ", ".join(info["observers_without_finite_records"])
+        print(f"observers without a finite record in any realization: {names}")
+    if not info["observers"]:
+        if not info["observers_without_finite_records"]:
+            print("observers: none (the scene declares none)")
+        return 0
     print(f"observers (peak |nominal|, peak |mean|, widest {100 * info['p_c']:g}% band):")
+    width = max(
+        len(f"{name}.{row['component']}")
+        for name, obs in info["observers"].items()
+        for row in obs["components"]
+    )
     for name, obs in info["observers"].items():
         for row in obs["components"]:
             unit = f" {row['unit']}" if row["unit"] else ""
+            label = f"{name}.{row['component']}"
             print(
-                f"  {name}.{row['component']:<10} {row.get('nominal_peak', float('nan')):>12.6g}"
-                f" {row['mean_peak']:>12.6g} {row['band_max_width']:>12.6g}{unit}"
+                f"  {label:<{width}} {_number(row.get('nominal_peak'), 12)}"
+                f" {row['mean_peak']:>12.6g} {_number(row['band_max_width'], 12)}{unit}"
             )
-        print(
-            f"  {name}: conv(n) = {obs['convergence_final']:.6g}, changed "
-            f"{100 * obs['convergence_change_last_10pct']:.2f}% over the last 10% of realizations"
+        change = obs["convergence_change_last_10pct"]
+        trend = (
+            f"changed {100 * change:.2f}% over the last 10% of realizations"
+            if change is not None
+            else "one realization, no trend"
         )
+        print(f"  {name}: conv(n) = {obs['convergence_final']:.6g}, {trend}")
     return 0

@@ -7,16 +7,34 @@ reliability metrics of Ao, Hu & Mahadevan (2017). The model is streamed in block
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 from workbench.analysis.validation import validate_files
+from workbench.cli.common import check_output
 
 __all__ = ["add_validate_parser", "cmd_validate"]
 
 
+EPILOG = """\
+examples:
+  workbench ensemble validation_pendulum -n 200 --seed 1 -o model.h5
+  workbench run validation_pendulum -o experiment.h5
+  workbench validate --model model.h5 --experiments experiment.h5 --observer tip \\
+      --component x --epsilon 0.05 --plot validation.png
+  workbench validate --model model.h5 --experiments data.csv --observer tip \\
+      --component x --lambda 0.08 --metric first-passage --json
+"""
+
+
 def add_validate_parser(sub) -> None:
-    va = sub.add_parser("validate", description=__doc__)
+    va = sub.add_parser(
+        "validate",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     va.add_argument("--model", required=True, metavar="MODEL.h5", help="model ensemble store")
     va.add_argument(
         "--experiments",
@@ -68,6 +86,8 @@ def add_validate_parser(sub) -> None:
 
 def cmd_validate(args) -> int:
     """``workbench validate`` (the work is :func:`workbench.analysis.validation.validate_files`)."""
+    check_output(args.output)
+    check_output(args.plot)
     metrics = (
         ("instantaneous", "first_passage", "accumulated")
         if args.metric == "all"
@@ -91,11 +111,7 @@ def cmd_validate(args) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
         return 0
-    unit = f" {report.unit}" if report.unit else ""
-    if "lambda" in report.threshold:
-        threshold = f"eps = {report.threshold['lambda']:g} |experiment|"
-    else:
-        threshold = f"eps = {report.threshold['epsilon']:g}{unit}"
+    threshold = _threshold(report, "eps")
     excluded = f", {report.n_excluded} incomplete left out" if report.n_excluded else ""
     n_exp = len(report.experiments)
     print(
@@ -120,7 +136,8 @@ def _validation_plot(args, report) -> None:
     # matplotlib (half a second to import) only when --plot asks for a figure
     from workbench.figures.validation import plot_validation
 
-    unit = f" [{report.unit}]" if report.unit else ""
+    n_exp = len(report.experiments)
+    threshold = _threshold(report, "ε")
     plot_validation(
         report.time,
         report.metrics,
@@ -128,6 +145,17 @@ def _validation_plot(args, report) -> None:
         model_sample=report.model_sample,
         experiments=report.experiment_values,
         experiment_labels=report.experiments,
-        ylabel=f"{report.observer}.{report.component}{unit}",
-        title=f"{Path(args.model).name} vs {len(report.experiments)} experiments",
+        quantity=f"{report.observer}.{report.component}",
+        unit=report.unit,
+        title=f"validation of {report.observer}.{report.component}: {Path(args.model).name} "
+        f"({report.n_model} realizations) against {n_exp} experiment{'s' if n_exp != 1 else ''}"
+        f", {threshold}",
     )
+
+
+def _threshold(report, symbol: str) -> str:
+    """ "eps = 0.05 m" or "eps = 0.08 |experiment|": the threshold the metrics used."""
+    if "lambda" in report.threshold:
+        return f"{symbol} = {report.threshold['lambda']:g} |experiment|"
+    unit = f" {report.unit}" if report.unit else ""
+    return f"{symbol} = {report.threshold['epsilon']:g}{unit}"

@@ -37,10 +37,35 @@ def _observer(store: TrajectoryStore, name: str) -> tuple[np.ndarray, dict]:
     return store.read_array(f"observers/{name}"), info[name]
 
 
+def _require_ensemble(store: TrajectoryStore, path) -> None:
+    """Refuse a file that holds one run (``kind = "run"``): it has no spread to summarise."""
+    attrs = store.attrs
+    if attrs.get("kind") != "run":
+        return
+    if attrs.get("time_reversed"):
+        what, instead = "one reverse run (workbench reverse)", f"`workbench replay {path}`"
+    else:
+        what, instead = "one run (workbench run)", f"`workbench plot {path} --observer NAME`"
+    raise StoreError(
+        f"{path}: not an ensemble but {what}, so it has no statistics; see what it holds with "
+        f"`workbench inspect {path}` or {instead}"
+    )
+
+
 def ensemble_summary(path, p_c: float = 0.9) -> dict:
     """A JSON-ready summary: realizations, failures, sampled parameters, and per observer and
-    component the peak of the nominal and mean responses and the widest band."""
+    component the peak of the nominal and mean responses and the widest band.
+
+    With fewer than 2 realizations whose records are finite, the band width and the convergence
+    change are None (one realization has no spread).
+
+    Raises
+    ------
+    StoreError
+        The file holds a single run (forward or reverse), not an ensemble.
+    """
     with TrajectoryStore.open(path) as store:
+        _require_ensemble(store, path)
         completed = store.completed
         out: dict = {
             "path": str(path),
@@ -70,34 +95,38 @@ def ensemble_summary(path, p_c: float = 0.9) -> dict:
         nominal = store.read_nominal()
         time = store.schema.time
         observers = {}
+        no_records = []
         for name in store.schema.observer_info:
             Y, info = _observer(store, name)
             try:
                 mean = mean_response(Y)
                 lo, hi = confidence_band(Y, p_c)
-            except ValueError:
+            except ValueError:  # no realization has finite records
+                no_records.append(name)
                 continue
             conv = mean_square_convergence(Y, time)
+            spread = len(conv) >= 2  # realizations with finite records
             rows = []
             for j, comp in enumerate(info["components"]):
                 row = {
                     "component": comp,
                     "unit": info["unit"],
                     "mean_peak": float(np.max(np.abs(mean[:, j]))),
-                    "band_max_width": float(np.max(hi[:, j] - lo[:, j])),
+                    "band_max_width": float(np.max(hi[:, j] - lo[:, j])) if spread else None,
                 }
                 if nominal is not None and name in nominal.observers:
                     row["nominal_peak"] = float(np.max(np.abs(nominal.observers[name][:, j])))
                 rows.append(row)
             tail = conv[int(0.9 * (len(conv) - 1)) :]
+            change = float(np.ptp(tail) / conv[-1]) if conv[-1] else 0.0
             observers[name] = {
                 "components": rows,
+                "n_valid": len(conv),
                 "convergence_final": float(conv[-1]),
-                "convergence_change_last_10pct": float(np.ptp(tail) / conv[-1])
-                if conv[-1]
-                else 0.0,
+                "convergence_change_last_10pct": change if spread else None,
             }
         out["observers"] = observers
+        out["observers_without_finite_records"] = no_records
     return out
 
 
@@ -123,7 +152,10 @@ def plot_ensemble_observer(path, name: str, out, p_c: float = 0.9) -> Path:
 
 
 def plot_parameter(path, key: str, out) -> Path:
-    """PDF of a scalar parameter (or of tr(G) for ``<body>/G``), scatter for a 3-vector."""
+    """PDF of a scalar parameter (or of the trace of a 3×3 one: tr(G) for the dimensionless
+    germ ``<body>/G``, tr(J) for ``<body>/inertia``), scatter for a 3-vector; the axes carry the
+    dataset's ``units`` attribute (``docs/hdf5.md``; ``[?]`` where the file declares none, as for
+    a scene parameter)."""
     from workbench.figures.trajectories import plot_samples, plot_scatter3  # matplotlib
 
     with TrajectoryStore.open(path) as store:
@@ -131,16 +163,14 @@ def plot_parameter(path, key: str, out) -> Path:
         if key not in shapes:
             raise StoreError(f"{path}: no parameter '{key}'; the file has {', '.join(shapes)}")
         arr = store.read_array(f"params/{key}")
+        unit = str(store.dataset_attrs(f"params/{key}").get("units", ""))
     shape = shapes[key]
     if shape == ():
-        unit = "kg" if key.endswith("/mass") else ""
         return plot_samples(arr, key, out, unit=unit)
     if shape == (3,):
-        return plot_scatter3(arr, key, out)
-    if shape == (3, 3) and key.endswith("/G"):
-        return plot_samples(np.trace(arr, axis1=1, axis2=2), f"tr({key})", out)
-    if shape == (3, 3):
-        return plot_samples(np.trace(arr, axis1=1, axis2=2), f"tr({key})", out, unit="kg m^2")
+        return plot_scatter3(arr, key, out, unit=unit)
+    if shape == (3, 3):  # the trace has the unit of the entries
+        return plot_samples(np.trace(arr, axis1=1, axis2=2), f"tr({key})", out, unit=unit)
     raise StoreError(f"{path}: cannot plot parameter '{key}' of shape {shape}")
 
 
@@ -149,6 +179,6 @@ def plot_ensemble_convergence(path, name: str, out) -> Path:
     from workbench.figures.trajectories import plot_convergence  # matplotlib
 
     with TrajectoryStore.open(path) as store:
-        Y, _ = _observer(store, name)
+        Y, info = _observer(store, name)
         time = store.schema.time
-    return plot_convergence(mean_square_convergence(Y, time), name, out)
+    return plot_convergence(mean_square_convergence(Y, time), name, out, unit=info["unit"])

@@ -188,6 +188,7 @@ def run_ensemble(
     executor: cf.Executor | None = None,
     resume: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    timestamp: bool = False,
 ) -> EnsembleResult:
     """Run ``n`` realizations of the scene ``ref`` into the store ``out``.
 
@@ -210,6 +211,11 @@ def run_ensemble(
         Open ``out`` and run only the realizations not marked completed.
     progress : callable, optional
         ``progress(done, total)`` after each realization.
+    timestamp : bool
+        Record the creation time in the file (root attribute ``created``). Off by default, so
+        the same scene, ``n`` and ``entropy`` give the same bytes whatever the executor: the
+        realizations are also written in index order (an early one waits in memory for those
+        before it; see :class:`~workbench.store.BatchWriter`).
     """
     # here, not at the top: workers and the Markov training import this module for
     # run_realization and bounded_map, and need neither the scene loader (pydantic, YAML) nor h5py
@@ -245,6 +251,7 @@ def run_ensemble(
             seed_entropy=entropy,
             kind="ensemble",
             nominal=nominal,
+            timestamp=timestamp,
         )
         todo = list(range(n))
     result = EnsembleResult(path=out, n_realizations=n, ran=len(todo), entropy=entropy)
@@ -258,7 +265,9 @@ def run_ensemble(
         if progress is not None:
             progress(done, n)
 
-    writer = BatchWriter(store, batch_size=WRITE_BATCH, seconds=WRITE_SECONDS, on_write=written)
+    writer = BatchWriter(
+        store, batch_size=WRITE_BATCH, seconds=WRITE_SECONDS, on_write=written, order=todo
+    )
     try:
         with writer, executor_for(workers, scheduler, executor, len(todo)) as ex:
             for i, traj, seconds in _map(ex, ref, entropy, todo, workers):

@@ -4,6 +4,7 @@ backend), drawn from the report of :func:`workbench.analysis.inverse.report`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -13,12 +14,27 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from workbench.figures.files import save_figure  # noqa: E402
+from workbench.figures.labels import DIMENSIONLESS, axis_label, unit_of  # noqa: E402
 
 __all__ = ["plot_cdfs"]
 
 
-def plot_cdfs(rep: dict, path: str | Path, title: str = "") -> Path:
-    """One panel per unknown: the FORM CDF points (non-converged ones marked) and the MCS."""
+def plot_cdfs(
+    rep: dict, path: str | Path, title: str = "", *, units: Mapping[str, str] | None = None
+) -> Path:
+    """One panel per unknown: the FORM CDF points (non-converged ones marked) and the MCS.
+
+    Parameters
+    ----------
+    rep : dict
+        The report of :func:`workbench.analysis.inverse.report`.
+    path : str or Path
+        Image file to write.
+    title : str
+        The figure's title (e.g. the spec's description); each panel is titled by its unknown.
+    units : mapping of str to str, optional
+        Units of the unknowns by name; one without a unit is labelled ``[?]``.
+    """
     names = list(rep["variables"])
     fig, axes = plt.subplots(
         1, len(names), figsize=(5 * len(names), 3.8), constrained_layout=True, squeeze=False
@@ -37,11 +53,11 @@ def plot_cdfs(rep: dict, path: str | Path, title: str = "") -> Path:
             Fm = np.array([c[1] for c in m["cdf"]])
             ax.errorbar(x, Fm, yerr=2 * np.array(m["cdf_se"]), fmt="s", ms=3, mfc="none",
                         label="Monte Carlo (± 2 SE)")  # fmt: skip
-        ax.set_xlabel(name)
-        ax.set_ylabel(f"F({name})")
+        ax.set_xlabel(axis_label(name, unit_of(name, units)))
+        ax.set_ylabel(axis_label(f"CDF F({name}) = P({name} ≤ x)", DIMENSIONLESS))
+        ax.set_title(f"CDF of the unknown {name}", fontsize=10)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    if title:
-        fig.suptitle(title)
+    fig.suptitle(title or "inverse simulation: CDFs of the unknown inputs")
     return save_figure(fig, path, dpi=110)

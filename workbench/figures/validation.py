@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from workbench.figures.files import save_figure  # noqa: E402
+from workbench.figures.labels import DIMENSIONLESS, axis_label  # noqa: E402
 
 __all__ = ["METRIC_LABELS", "plot_validation"]
 
@@ -31,7 +32,8 @@ def plot_validation(
     model_sample: np.ndarray | None = None,
     experiments: np.ndarray | None = None,
     experiment_labels: Sequence[str] = (),
-    ylabel: str = "",
+    quantity: str = "",
+    unit: str = "",
     title: str = "",
 ) -> Path:
     """Model realizations and experiments (top, optional) and reliability curves (bottom).
@@ -50,9 +52,12 @@ def plot_validation(
         Experiments, drawn in colour.
     experiment_labels : sequence of str
         Legend entries of the experiments.
-    ylabel : str
-        Label of the observed quantity (with its unit).
+    quantity : str
+        The observed quantity, e.g. ``"tip.x"`` (the label of the top panel's y axis).
+    unit : str
+        Its unit (empty when not declared: ``[?]``).
     title : str
+        Default: "validation: reliability of the model against the experiments".
 
     Returns
     -------
@@ -76,18 +81,21 @@ def plot_validation(
             ]
             for row, label in zip(np.asarray(experiments), labels, strict=False):
                 ax.plot(time, row, lw=1.2, label=label)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(axis_label(quantity or "observed quantity", unit))
+        ax.set_title("model realizations and experiments", fontsize=9)
         ax.legend(fontsize=7, loc="best", framealpha=0.6)
         ax.grid(alpha=0.3)
     ax = axes[-1]
     for name, r in metrics.items():
         ax.plot(time, r, lw=1.2, label=METRIC_LABELS.get(name, name))
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("reliability r(t)")
+    ax.set_xlabel(axis_label("time", "s"))
+    ax.set_ylabel(axis_label("reliability r(t)", DIMENSIONLESS))
+    ax.set_title("reliability metrics (Ao, Hu & Mahadevan 2017)", fontsize=9)
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    fig.suptitle(
+        title or "validation: reliability of the model against the experiments", fontsize=10
+    )
     fig.tight_layout()
     return save_figure(fig, out, dpi=110)

@@ -25,6 +25,11 @@ __all__ = [
     "MAX_SPEED",
     "PLANE_BOX_HALF",
     "PLANE_BOX_DEPTH",
+    "SLAB_DEPTH",
+    "PLANE_COLOUR",
+    "FIXED_COLOUR",
+    "MOVING_COLOURS",
+    "body_colour",
 ]
 
 #: Speed cap handed to PyBullet (m/s and rad/s). A multibody base is otherwise clamped to
@@ -38,10 +43,31 @@ PLANE_BOX_DEPTH = 0.5
 
 #: Half side and half depth (m) of the slab that draws a plane.
 _SLAB_HALF = 10
-_SLAB_DEPTH = 0.001
+SLAB_DEPTH = 0.001
 
 #: Colour of a drawn plane (RGBA).
-_PLANE_COLOUR = (0.8, 0.8, 0.8, 1)
+PLANE_COLOUR = (0.8, 0.8, 0.8, 1)
+
+#: Colour of fixed bodies (the ground) in the viewer (RGBA).
+FIXED_COLOUR = (0.75, 0.75, 0.72, 1)
+
+#: Colours of moving bodies in the viewer (RGBA), cycled by the body's index in the scene.
+MOVING_COLOURS = (
+    (0.85, 0.33, 0.10, 1),
+    (0.00, 0.45, 0.74, 1),
+    (0.93, 0.69, 0.13, 1),
+    (0.47, 0.67, 0.19, 1),
+    (0.49, 0.18, 0.56, 1),
+    (0.30, 0.75, 0.93, 1),
+    (0.64, 0.08, 0.18, 1),
+)
+
+
+def body_colour(k: int, body) -> tuple[float, float, float, float]:
+    """Colour (RGBA) the viewer gives the ``k``-th body of a scene (a plane's drawn slab is
+    :data:`PLANE_COLOUR` whatever this says): the viewer, PNG frames, videos and the web page
+    all use it."""
+    return FIXED_COLOUR if body.fixed else MOVING_COLOURS[k % len(MOVING_COLOURS)]
 
 
 @dataclass(frozen=True)
@@ -120,11 +146,11 @@ def shape_arguments(
     if kind in ("cylinder", "capsule"):
         vkw = {"radius": shape.radius, "length": shape.length}
     if kind == "plane":  # drawn as a thin slab whose top face is the plane
-        geom, colour = "GEOM_BOX", _PLANE_COLOUR
+        geom, colour = "GEOM_BOX", PLANE_COLOUR
         vkw = {
-            "halfExtents": [_SLAB_HALF, _SLAB_HALF, _SLAB_DEPTH],
+            "halfExtents": [_SLAB_HALF, _SLAB_HALF, SLAB_DEPTH],
             "visualFrameOrientation": z_to(normal).as_quat().tolist(),
-            "visualFramePosition": (-_SLAB_DEPTH * normal).tolist(),
+            "visualFramePosition": (-SLAB_DEPTH * normal).tolist(),
         }
     return ShapeArguments(col_geom, ckw, concave, geom, vkw, colour)
 

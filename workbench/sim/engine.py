@@ -38,7 +38,7 @@ from scipy.spatial.transform import Rotation
 from workbench.errors import SceneError
 from workbench.scene.inertia import principal_frame
 from workbench.scene.model import WORLD, Body, Joint, Scene, resolve_file
-from workbench.sim.arguments import dynamics_arguments, shape_arguments
+from workbench.sim.arguments import body_colour, dynamics_arguments, shape_arguments
 from workbench.sim.frames import BodyFrame, body_orientation, mass_overrides_from_params, z_to
 from workbench.sim.springs import SpringLaw
 from workbench.sim.state import State
@@ -55,20 +55,6 @@ __all__ = [
 #: that the pair resists rotation about the other axes stiffly, short enough to stay inside
 #: typical bodies; the constraint rows are exact, so the value only conditions the solver.
 REVOLUTE_LEVER = 0.1
-
-#: Colour of fixed bodies (the ground) in the viewer (RGBA).
-_GREY = (0.75, 0.75, 0.72, 1)
-
-#: Colour of moving bodies in the viewer (RGBA), cycled.
-_PALETTE = [
-    (0.85, 0.33, 0.10, 1),
-    (0.00, 0.45, 0.74, 1),
-    (0.93, 0.69, 0.13, 1),
-    (0.47, 0.67, 0.19, 1),
-    (0.49, 0.18, 0.56, 1),
-    (0.30, 0.75, 0.93, 1),
-    (0.64, 0.08, 0.18, 1),
-]
 
 
 def import_pybullet():
@@ -486,6 +472,18 @@ class Engine:
         )
         return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, :3]
 
+    def body_mask(self, camera: tuple, width: int, height: int) -> np.ndarray:
+        """Which body each pixel of :meth:`render`'s image shows: shape (height, width), int,
+        the body's index in the scene, -1 where no body is seen (tests and framing checks)."""
+        p = self._p
+        _, _, _, _, seg = p.getCameraImage(
+            width, height, *camera, renderer=p.ER_TINY_RENDERER, physicsClientId=self._client
+        )
+        uid = np.asarray(seg, dtype=np.int64).reshape(height, width)
+        index = np.full(max(self._uids, default=0) + 2, -1, dtype=np.int64)
+        index[np.asarray(self._uids, dtype=np.int64)] = np.arange(len(self._uids))
+        return np.where(uid >= 0, index[np.clip(uid, -1, len(index) - 2)], -1)
+
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
         p, c, s = self._p, self._client, self.scene
@@ -507,7 +505,7 @@ class Engine:
         self._uids: list[int] = []
         self.frames: list[BodyFrame] = []
         for k, body in enumerate(s.bodies):
-            colour = _GREY if body.fixed else _PALETTE[k % len(_PALETTE)]
+            colour = body_colour(k, body)
             uid, frame = self._create_body(body, colour)
             self._uids.append(uid)
             self.frames.append(frame)

@@ -9,7 +9,11 @@ The only place where trajectory files are opened (``docs/architecture.md``, "HDF
 - :mod:`~workbench.store.hdf5`: the file (:class:`TrajectoryStore`, :func:`write_trajectory`,
   :func:`read_trajectory`, :func:`describe`), its layout and its crash safety;
 - :mod:`~workbench.store.memory`: :class:`MemoryStore`, the in-memory reference the file is
-  tested against.
+  tested against;
+- :mod:`~workbench.store.conventions`: the attributes that make a file self-describing (units,
+  frames, axis names, descriptions; ``docs/hdf5.md``), and the layout's :data:`FORMAT_VERSION`;
+- :mod:`~workbench.store.xarray_view`: :func:`open_dataset`, a store as an ``xarray.Dataset``
+  (xarray is optional: ``pip install 'rigid-workbench[xarray]'``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from workbench.store.hdf5 import (
 )
 from workbench.store.memory import MemoryStore
 from workbench.store.schema import StoreSchema
+from workbench.store.xarray_view import open_dataset, store_to_dataset
 
 __all__ = [
     "FORMAT_VERSION",
@@ -35,4 +40,6 @@ __all__ = [
     "write_trajectory",
     "read_trajectory",
     "describe",
+    "open_dataset",
+    "store_to_dataset",
 ]

@@ -26,6 +26,7 @@ import numpy as np
 
 from workbench.errors import StoreError
 from workbench.sim.state import Trajectory
+from workbench.store.conventions import layout_attrs
 from workbench.store.schema import StoreSchema
 
 __all__ = ["Store", "BatchWriter"]
@@ -215,13 +216,44 @@ class Store(ABC):
         :meth:`~workbench.store.hdf5.TrajectoryStore.create` (``reverse/islands``)."""
         return np.asarray(self._existing(name)[()])
 
-    def read_array(self, name: str) -> np.ndarray:
+    def read_array(self, name: str, realizations: Iterable[int] | None = None) -> np.ndarray:
         """A dataset across realizations, e.g. ``observers/height`` (n_real, nt, k) or
-        ``params/ball/mass`` (n_real,); rows of realizations not completed are NaN."""
-        data = np.asarray(self._existing(name)[()], dtype=float)
-        if data.shape[:1] == (self._n_real,):
-            data[~self.completed] = np.nan
+        ``params/ball/mass`` (n_real,); rows of realizations not completed are NaN.
+
+        Parameters
+        ----------
+        name : str
+        realizations : iterable of int, optional
+            Only these rows (strictly increasing indices) of a per-realization dataset, read
+            without the others; all by default.
+        """
+        ds = self._existing(name)
+        if realizations is None:
+            data = np.asarray(ds[()], dtype=float)
+            if data.shape[:1] == (self._n_real,):
+                data[~self.completed] = np.nan
+            return data
+        rows = self._rows(realizations)
+        if rows.size == 0:
+            return np.empty((0, *ds.shape[1:]))
+        data = np.asarray(ds[rows], dtype=float)
+        data[~self.completed[rows]] = np.nan
         return data
+
+    def _rows(self, realizations: Iterable[int]) -> np.ndarray:
+        """``realizations`` as strictly increasing valid indices, shape (m,)."""
+        rows = np.array([self._index(i) for i in realizations], dtype=np.int64)
+        if rows.size and not np.all(np.diff(rows) > 0):
+            raise StoreError(f"realizations must be strictly increasing, got {rows.tolist()}")
+        return rows
+
+    def dataset_attrs(self, name: str) -> dict[str, Any]:
+        """The attributes of the dataset at ``name`` (``units``, ``description``, ``dims``,
+        ``frame``, ...; ``docs/hdf5.md``) as plain Python values, text as ``str``."""
+        described = layout_attrs(self._schema)
+        if name not in described:
+            self._existing(name)  # an extra dataset, or a StoreError naming the missing one
+        return dict(described.get(name, {}))
 
     def iter_rows(
         self,
@@ -263,6 +295,10 @@ class Store(ABC):
         """Status of every completed realization ("ok", "nonfinite", "error", ...)."""
         return [self._string("status", i) for i in np.flatnonzero(self.completed)]
 
+    def messages(self) -> list[str]:
+        """Message of every completed realization (``""`` for most that ended "ok")."""
+        return [self._string("message", i) for i in np.flatnonzero(self.completed)]
+
     def read_nominal(self) -> Trajectory | None:
         """The nominal run stored with an ensemble (``/nominal``), or ``None``."""
         nominal = self._nominal()
@@ -293,6 +329,12 @@ class BatchWriter:
     seconds : float
     on_write : callable, optional
         ``on_write(k)`` after each batch of ``k`` realizations is on disk.
+    order : iterable of int, optional
+        Write the realizations in this order, whatever the order they arrive in: one that
+        arrives early waits (in memory) for those before it. HDF5 places data where it is first
+        written, so this makes the file's bytes independent of the completion order of parallel
+        workers (``docs/hdf5.md``, "Identical bytes"); a killed run may then lose the waiting
+        ones too. Realizations not in ``order`` are written as they arrive.
     """
 
     def __init__(
@@ -302,6 +344,7 @@ class BatchWriter:
         batch_size: int,
         seconds: float,
         on_write: Callable[[int], None] | None = None,
+        order: Iterable[int] | None = None,
     ):
         self.store = store
         self.batch_size = batch_size
@@ -309,16 +352,28 @@ class BatchWriter:
         self._on_write = on_write
         self._pending: list[tuple[int, Trajectory]] = []
         self._last_write = time.perf_counter()
+        self._order = [] if order is None else [int(i) for i in order]
+        self._ordered = set(self._order)
+        self._next = 0  # position in _order of the next realization to write
+        self._waiting: dict[int, Trajectory] = {}
 
     def add(self, i: int, traj: Trajectory) -> None:
         """Queue realization ``i``; write the batch when it is full or old enough."""
-        self._pending.append((i, traj))
+        if i in self._ordered:
+            self._waiting[i] = traj
+            while self._next < len(self._order) and self._order[self._next] in self._waiting:
+                j = self._order[self._next]
+                self._pending.append((j, self._waiting.pop(j)))
+                self._next += 1
+        else:
+            self._pending.append((i, traj))
         stale = time.perf_counter() - self._last_write > self.seconds
-        if len(self._pending) >= self.batch_size or stale:
+        if len(self._pending) >= self.batch_size or (stale and self._pending):
             self.flush()
 
     def flush(self) -> None:
-        """Write the pending realizations (if any) with one two-phase flush."""
+        """Write the pending realizations (if any) with one two-phase flush; realizations that
+        wait for an earlier one in ``order`` stay queued."""
         if not self._pending:
             return
         self.store.write_many(self._pending)
@@ -328,10 +383,18 @@ class BatchWriter:
         if self._on_write is not None:
             self._on_write(k)
 
+    def _drain_waiting(self) -> None:
+        """Queue the waiting realizations, in ``order``, after the pending ones."""
+        for j in self._order[self._next :]:
+            if j in self._waiting:
+                self._pending.append((j, self._waiting.pop(j)))
+        self._next = len(self._order)
+
     def __enter__(self) -> BatchWriter:
         return self
 
     def __exit__(self, exc_type: type | None, *exc: object) -> None:
+        self._drain_waiting()
         if exc_type is None:
             self.flush()
         elif self._pending and self.store.is_open:  # interrupted: keep what finished

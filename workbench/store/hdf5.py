@@ -3,10 +3,11 @@
 A single run is stored as an ensemble of one realization (``kind = "run"``). Layout of one file,
 with ``n_real`` realizations, ``nt`` records and ``n_bodies`` tracked bodies::
 
-    /                         attrs: format_version (int), workbench_version (str), scene (source
-                              text), scene_json (resolved scene, JSON), seed_entropy (str of an
-                              int, "" when not random), created (ISO 8601, UTC),
-                              n_realizations (int), kind ("run" | "ensemble")
+    /                         attrs: format_version (int), conventions (str), workbench_version
+                              (str), scene (source text), scene_json (resolved scene, JSON),
+                              seed_entropy (str of an int, "" when not random), n_realizations
+                              (int), kind ("run" | "ensemble"), created (ISO 8601, UTC; only
+                              with ``timestamp=True``)
     /time                     (nt,) float64, s
     /body_names               (n_bodies,) variable-length UTF-8 str
     /states/position          (n_real, nt, n_bodies, 3) float64, m
@@ -23,6 +24,12 @@ with ``n_real`` realizations, ``nt`` records and ``n_bodies`` tracked bodies::
                               reason the run stopped ("nonfinite", "error", ...)
     /message                  (n_real,) variable-length str, detail for a status other than "ok"
     /nominal/...              (optional, ensembles) the nominal run: the same layout, n_real = 1
+    /reverse/islands, ...     (optional) extra datasets, e.g. the tables of reverse runs
+
+Every dataset carries ``units``, ``description`` and ``dims`` (and ``frame``, ``components``,
+``quaternion_order`` where they apply): :mod:`workbench.store.conventions` and ``docs/hdf5.md``.
+Strings are UTF-8 text. Files are byte-reproducible: no object header times (``track_times``
+off), no creation time unless asked, attributes in a fixed order, the default ``libver``.
 
 State, observer and diagnostic datasets hold one chunk per realization (``(1, nt, ...)``),
 shuffle + lzf (or gzip) compression and fill value NaN. Parameters, ``completed`` and ``recorded``
@@ -66,15 +73,23 @@ from workbench import __version__
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store.backend import Store
+from workbench.store.conventions import (
+    CONVENTIONS,
+    FORMAT_VERSION,
+    READABLE_VERSIONS,
+    describe_extra_dataset,
+    layout_attrs,
+)
 from workbench.store.schema import StoreSchema
 
 __all__ = ["FORMAT_VERSION", "TrajectoryStore", "write_trajectory", "read_trajectory", "describe"]
 
-#: Version of the file layout described in the module docstring; bumped on incompatible change.
-FORMAT_VERSION = 1
-
 #: Group holding an ensemble's nominal run, in the same layout with one realization.
 NOMINAL = "nominal"
+_NOMINAL_TEXT = (
+    "the ensemble's nominal run (every random input at its mean): the layout of the root with "
+    "one realization"
+)
 
 _STR = h5py.string_dtype("utf-8")
 _KINDS = ("run", "ensemble")
@@ -104,20 +119,70 @@ def _compression_kwargs(compression: str | None) -> dict[str, Any]:
     raise StoreError(f"compression must be 'lzf', 'gzip' or None, got {compression!r}")
 
 
+def _attr_value(value: Any) -> Any:
+    """``value`` as an HDF5 attribute: a sequence of str becomes an array of UTF-8 text."""
+    if isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value):
+        return np.array(value, dtype=_STR) if value else np.zeros(0, dtype=_STR)
+    return value
+
+
+def _set_attrs(obj: h5py.HLObject, attrs: Mapping[str, Any]) -> None:
+    """Write ``attrs`` on ``obj``, in the mapping's order (the order is part of the bytes)."""
+    for key, value in attrs.items():
+        obj.attrs[key] = _attr_value(value)
+
+
+def _create(group: h5py.Group, name: str, attrs: Mapping[str, Any], **kwargs: Any) -> h5py.Dataset:
+    """``group.create_dataset`` without the object header's modification times, which would
+    make two writes of the same data differ, and with ``attrs``."""
+    ds = group.create_dataset(name, track_times=False, **kwargs)
+    _set_attrs(ds, attrs)
+    return ds
+
+
+def _text_dtype(dtype: np.dtype) -> np.dtype:
+    """``dtype`` with its text stored as UTF-8: byte strings (``S``) become fixed-length UTF-8
+    strings (read back as the same bytes), Python strings (``O``, ``U``) variable-length UTF-8;
+    fields of a compound dtype alike."""
+    if dtype.names:
+        return np.dtype(
+            [(name, _text_dtype(dtype.fields[name][0])) for name in dtype.names],
+            align=dtype.isalignedstruct,
+        )
+    if dtype.kind == "S":
+        return h5py.string_dtype("utf-8", length=max(dtype.itemsize, 1))
+    if dtype.kind in "OU":
+        return _STR
+    return dtype
+
+
+def _write_extra(f: h5py.File, name: str, data: Any, given: Mapping[str, Any] | None) -> None:
+    """An extra dataset (e.g. a reverse run's ``reverse/islands``) with its attributes."""
+    data = np.asarray(data)
+    attrs = describe_extra_dataset(name, data, given)
+    dtype = _text_dtype(data.dtype)
+    if data.dtype.kind == "U":
+        data = data.astype(object)
+    _create(f, name, attrs, data=data.astype(dtype) if data.dtype.names else data, dtype=dtype)
+
+
 def _init_file(
     f: h5py.File, schema: StoreSchema, n_real: int, attrs: dict[str, Any], compression: str | None
 ) -> None:
     """Write the attributes and preallocate every dataset of a new store."""
-    for key, value in attrs.items():
-        f.attrs[key] = value
+    _set_attrs(f, attrs)
+    described = layout_attrs(schema)
     nt, nb = schema.n_times, schema.n_bodies
     comp = _compression_kwargs(compression)
-    f.create_dataset("time", data=schema.time)
-    f.create_dataset("body_names", data=np.array(schema.body_names, dtype=object), dtype=_STR)
+    _create(f, "time", described["time"], data=schema.time)
+    body_names = np.array(schema.body_names, dtype=object)
+    _create(f, "body_names", described["body_names"], data=body_names, dtype=_STR)
     states = f.create_group("states", track_order=True)
     for name, k in STATE_FIELDS.items():
-        states.create_dataset(
+        _create(
+            states,
             name,
+            described[f"states/{name}"],
             shape=(n_real, nt, nb, k),
             dtype=np.float64,
             chunks=(1, nt, nb, k),
@@ -127,32 +192,40 @@ def _init_file(
     observers = f.create_group("observers", track_order=True)
     for name, info in schema.observer_info.items():
         k = len(info["components"])
-        ds = observers.create_dataset(
+        # quantity, unit, components and body are what readers of format 1 use
+        legacy = {key: info[key] for key in ("quantity", "unit", "components", "body")}
+        _create(
+            observers,
             name,
+            {**legacy, **described[f"observers/{name}"]},
             shape=(n_real, nt, k),
             dtype=np.float64,
             chunks=(1, nt, k),
             fillvalue=np.nan,
             **comp,
         )
-        ds.attrs["quantity"] = info["quantity"]
-        ds.attrs["unit"] = info["unit"]
-        ds.attrs["components"] = np.array(info["components"], dtype=_STR)
-        ds.attrs["body"] = info["body"]
     diagnostics = f.create_group("diagnostics", track_order=True)
     for name in schema.diagnostics:
-        diagnostics.create_dataset(
-            name, shape=(n_real, nt), dtype=np.float64, chunks=(1, nt), fillvalue=np.nan, **comp
+        _create(
+            diagnostics,
+            name,
+            described[f"diagnostics/{name}"],
+            shape=(n_real, nt),
+            dtype=np.float64,
+            chunks=(1, nt),
+            fillvalue=np.nan,
+            **comp,
         )
     params = f.create_group("params", track_order=True)
     for key, shape in schema.param_shapes.items():
         # contiguous and written now: later writes of a realization change bytes in place only
-        params.create_dataset(key, data=np.full((n_real, *shape), np.nan))
-    f.create_dataset("completed", data=np.zeros(n_real, dtype=bool))
-    f.create_dataset("recorded", data=np.zeros(n_real, dtype=np.int64))
+        _create(params, key, described[f"params/{key}"], data=np.full((n_real, *shape), np.nan))
+    _create(f, "completed", described["completed"], data=np.zeros(n_real, dtype=bool))
+    _create(f, "recorded", described["recorded"], data=np.zeros(n_real, dtype=np.int64))
     for name in ("status", "message"):
         # one unfiltered chunk per element, allocated now, so _reset_strings can overwrite it raw
-        f.create_dataset(name, data=np.array([""] * n_real, dtype=object), dtype=_STR, chunks=(1,))
+        empty = np.array([""] * n_real, dtype=object)
+        _create(f, name, described[name], data=empty, dtype=_STR, chunks=(1,))
 
 
 def _reset_strings(f: h5py.File, i: int) -> None:
@@ -172,10 +245,10 @@ def _schema_from_file(f: h5py.File) -> StoreSchema:
     observer_info = {}
     for name, ds in f["observers"].items():
         observer_info[name] = {
-            "quantity": str(ds.attrs.get("quantity", "")),
-            "unit": str(ds.attrs.get("unit", "")),
-            "components": [str(c) for c in ds.attrs.get("components", [])],
-            "body": str(ds.attrs.get("body", "")),
+            "quantity": _text(ds.attrs.get("quantity", "")),
+            "unit": _text(ds.attrs.get("unit", "")),
+            "components": [_text(c) for c in np.atleast_1d(ds.attrs.get("components", []))],
+            "body": _text(ds.attrs.get("body", "")),
         }
     param_shapes: dict[str, tuple[int, ...]] = {}
 
@@ -186,11 +259,19 @@ def _schema_from_file(f: h5py.File) -> StoreSchema:
     f["params"].visititems(visit)
     return StoreSchema(
         time=f["time"][()],
-        body_names=tuple(str(s) for s in f["body_names"].asstr()[()]),
+        body_names=tuple(_text(s) for s in f["body_names"][()]),
         observer_info=observer_info,
         diagnostics=tuple(f["diagnostics"].keys()),
         param_shapes=param_shapes,
     )
+
+
+def _text(value: Any) -> str:
+    """A string attribute or element as ``str``: version-2 files store UTF-8 text, older files
+    (or other writers) may hold bytes."""
+    if isinstance(value, bytes | np.bytes_):
+        return bytes(value).decode("utf-8")
+    return str(value)
 
 
 def _plain(value: Any) -> Any:
@@ -235,6 +316,8 @@ class TrajectoryStore(Store):
         nominal: Trajectory | None = None,
         extra_attrs: Mapping[str, Any] | None = None,
         extra_datasets: Mapping[str, np.ndarray] | None = None,
+        extra_dataset_attrs: Mapping[str, Mapping[str, Any]] | None = None,
+        timestamp: bool = False,
     ) -> TrajectoryStore:
         """Create a new store at ``path`` (replacing any file there) and open it for writing.
 
@@ -265,7 +348,15 @@ class TrajectoryStore(Store):
             Further root attributes (e.g. ``time_reversed`` of reverse runs).
         extra_datasets : mapping of str to ndarray, optional
             Further datasets by path (e.g. the per-island LCP log of a reverse run), written
-            before the file is moved into place.
+            before the file is moved into place. Text (``S``, ``U`` or ``str`` objects, also as
+            fields of a structured array) is stored as UTF-8; ``S`` fields read back as bytes.
+        extra_dataset_attrs : mapping of str to mapping, optional
+            Attributes of the extra datasets, by path: at least ``units`` and ``description``
+            for a dataset that :func:`~workbench.store.conventions.describe_extra_dataset` does
+            not describe (the tables of reverse runs), which is a :class:`StoreError` otherwise.
+        timestamp : bool
+            Store the creation time as the root attribute ``created`` (ISO 8601, UTC). Off by
+            default: without it, the same inputs give the same bytes.
 
         Returns
         -------
@@ -291,16 +382,18 @@ class TrajectoryStore(Store):
                 raise StoreError(
                     f"seed_entropy must be an integer or None, got {seed_entropy!r}"
                 ) from None
-        attrs = {
+        attrs: dict[str, Any] = {
             "format_version": FORMAT_VERSION,
+            "conventions": CONVENTIONS,
             "workbench_version": __version__,
             "scene": str(scene_text),
             "scene_json": str(scene_json),
             "seed_entropy": entropy,
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "n_realizations": n_real,
             "kind": kind,
         }
+        if timestamp:
+            attrs["created"] = datetime.now(UTC).isoformat(timespec="seconds")
         for key, value in (extra_attrs or {}).items():
             if key in attrs:
                 raise StoreError(f"extra attribute {key!r} would replace a built-in one")
@@ -310,15 +403,23 @@ class TrajectoryStore(Store):
             raise StoreError(f"{path}: directory {directory} does not exist")
         if path.is_dir():
             raise StoreError(f"{path}: is a directory")
+        extras = dict(extra_datasets or {})
+        described = dict(extra_dataset_attrs or {})
+        unknown = sorted(set(described) - set(extras))
+        if unknown:
+            raise StoreError(f"extra_dataset_attrs names no extra dataset: {', '.join(unknown)}")
+        for name, data in extras.items():  # fail before any file is made
+            describe_extra_dataset(name, np.asarray(data), described.get(name))
         tmp = directory / f".{path.name}.tmp-{os.getpid()}"
         try:
             with h5py.File(tmp, "w") as f:
                 _init_file(f, schema, n_real, attrs, compression)
                 if nominal is not None:
-                    _init_file(f.create_group(NOMINAL), schema, 1, {}, compression)
-                    cls(f[NOMINAL], tmp).write(0, nominal)
-                for name, data in (extra_datasets or {}).items():
-                    f.create_dataset(name, data=data)
+                    group = f.create_group(NOMINAL)
+                    _init_file(group, schema, 1, {"description": _NOMINAL_TEXT}, compression)
+                    cls(group, tmp).write(0, nominal)
+                for name, data in extras.items():
+                    _write_extra(f, name, data, described.get(name))
             fd = os.open(tmp, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -366,10 +467,10 @@ class TrajectoryStore(Store):
             version = f.attrs.get("format_version")
             if version is None:
                 raise StoreError(f"{path}: not a rigid-workbench store (no format_version)")
-            if int(version) != FORMAT_VERSION:
+            if int(version) not in READABLE_VERSIONS:
                 raise StoreError(
                     f"{path}: store format version {int(version)}, this version reads "
-                    f"{FORMAT_VERSION}"
+                    f"{', '.join(map(str, READABLE_VERSIONS))}"
                 )
             missing = [name for name in _REQUIRED if name not in f]
             if missing:
@@ -408,15 +509,20 @@ class TrajectoryStore(Store):
         return obj
 
     def _string(self, name: str, i: int) -> str:
-        return str(self._f[name].asstr()[i])
+        return _text(self._f[name][i])
 
     def _check_writable(self) -> None:
         if self._f.file.mode != "r+":
             raise StoreError(f"{self._path}: opened read-only")
 
     def _write_rows(self, batch: list[tuple[int, int, dict[str, np.ndarray], str, str]]) -> None:
-        """Two-phase: the rows of every realization, a flush, then the marks and a flush."""
+        """Two-phase: the rows of every realization, a flush, then the marks and a flush.
+
+        Realizations are written in index order, whatever the batch's order: HDF5 places a
+        chunk where it is first written, so the order is part of the file's bytes.
+        """
         f = self._f
+        batch = sorted(batch, key=operator.itemgetter(0))
         if any(f["completed"][i] for i, *_ in batch):
             for i, *_ in batch:
                 f["completed"][i] = False
@@ -435,6 +541,18 @@ class TrajectoryStore(Store):
 
     def _nominal(self) -> TrajectoryStore | None:
         return TrajectoryStore(self._f[NOMINAL], self._path) if NOMINAL in self._f else None
+
+    def nominal(self) -> TrajectoryStore | None:
+        """The ``/nominal`` group of an ensemble as a store of one realization (sharing this
+        file, which stays open), or ``None``."""
+        return self._nominal()
+
+    def dataset_attrs(self, name: str) -> dict[str, Any]:
+        """The attributes of the dataset at ``name`` as stored (plain Python values, text as
+        ``str``); a format-1 file's lack ``units``, ``description`` and ``dims``, which come
+        from :func:`~workbench.store.conventions.layout_attrs`."""
+        stored = {k: _plain(v) for k, v in self._existing(name).attrs.items()}
+        return {**super().dataset_attrs(name), **stored}
 
     @property
     def attrs(self) -> dict[str, Any]:
@@ -463,6 +581,8 @@ def write_trajectory(
     seed_entropy: int | None = None,
     extra_attrs: Mapping[str, Any] | None = None,
     extra_datasets: Mapping[str, np.ndarray] | None = None,
+    extra_dataset_attrs: Mapping[str, Mapping[str, Any]] | None = None,
+    timestamp: bool = False,
 ) -> None:
     """Store a single run (``kind = "run"``, one realization) at ``path``.
 
@@ -471,8 +591,11 @@ def write_trajectory(
     path : path-like
     traj : Trajectory
         The run; its times define ``/time``.
-    scene_text, scene_json, seed_entropy, extra_attrs, extra_datasets
+    scene_text, scene_json, seed_entropy, extra_attrs, extra_datasets, extra_dataset_attrs
         As in :meth:`TrajectoryStore.create`.
+    timestamp : bool
+        Store the root attribute ``created``; off by default, so that the same run gives the
+        same bytes.
     """
     schema = StoreSchema.from_trajectory(traj)
     with TrajectoryStore.create(
@@ -485,6 +608,8 @@ def write_trajectory(
         kind="run",
         extra_attrs=extra_attrs,
         extra_datasets=extra_datasets,
+        extra_dataset_attrs=extra_dataset_attrs,
+        timestamp=timestamp,
     ) as store:
         store.write(0, traj)
 
@@ -497,13 +622,16 @@ def read_trajectory(path: str | os.PathLike, realization: int = 0) -> Trajectory
 
 def _dataset_summary(ds: h5py.Dataset) -> dict[str, Any]:
     string = h5py.check_string_dtype(ds.dtype)
-    return {
+    summary = {
         "shape": list(ds.shape),
         "dtype": f"str ({string.encoding})" if string is not None else str(ds.dtype),
         "compression": ds.compression,
         "shuffle": bool(ds.shuffle),
         "chunks": list(ds.chunks) if ds.chunks is not None else None,
     }
+    if "units" in ds.attrs:  # format 2
+        summary["units"] = _text(ds.attrs["units"])
+    return summary
 
 
 def _dataset_summaries(group: h5py.Group, prefix: str = "/") -> dict[str, Any]:
@@ -556,11 +684,13 @@ def describe(path: str | os.PathLike) -> dict[str, Any]:
         attrs["scene_first_line"] = scene.splitlines()[0] if scene else ""
         completed = store.completed
         # only completed elements are read: an incomplete one may refer to a lost heap object
-        status, message = f["status"].asstr(), f["message"].asstr()
         failed = []
         for i in np.flatnonzero(completed):
-            if status[i] != "ok":
-                failed.append({"index": int(i), "status": status[i], "message": message[i]})
+            status = _text(f["status"][i])
+            if status != "ok":
+                failed.append(
+                    {"index": int(i), "status": status, "message": _text(f["message"][i])}
+                )
         datasets = _dataset_summaries(f)
         summary = {
             "path": str(store.path),

@@ -332,6 +332,7 @@ def test_describe_is_json_and_complete(tmp_path):
         "compression": "lzf",
         "shuffle": True,
         "chunks": [1, NT, 2, 3],
+        "units": "m",
     }
     assert info["datasets"]["/status"]["dtype"] == "str (utf-8)"
     assert info["file_size"] == os.path.getsize(path)

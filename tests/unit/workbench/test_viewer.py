@@ -1,4 +1,5 @@
-"""Viewer: camera framing (pure), headless frames (deterministic images), live replay under Xvfb."""
+"""Viewer: headless frames (deterministic images), videos, the replay command's options, live
+replay under Xvfb. The camera and its framing: test_camera.py."""
 
 from __future__ import annotations
 
@@ -19,15 +20,11 @@ from workbench.errors import WorkbenchError
 from workbench.scene.model import scene_from_dict
 from workbench.sim.forward import run_scene
 from workbench.viewer import (
-    CAMERA_PITCH,
-    CAMERA_YAW,
-    FRAME_MARGIN,
-    MIN_FRAME_RADIUS,
-    _camera_for,
     _frames_at_rate,
     display_problem,
     render_frames,
     replay,
+    write_video,
 )
 
 #: A sphere dropped onto a plane: 48 steps recorded every 6 -> 9 records (t = 0, 0.025, ... 0.2 s).
@@ -59,41 +56,6 @@ def fall():
 def read_png(path) -> np.ndarray:
     with Image.open(path) as im:
         return np.asarray(im.convert("RGB"))
-
-
-# ---------------------------------------------------------------------------------- camera
-def test_camera_targets_box_centre():
-    pts = np.array([[0.0, 0.0, 0.0], [4.0, -2.0, 1.0], [1.0, 2.0, 3.0]])
-    target, distance, yaw, pitch = _camera_for(pts)
-    np.testing.assert_array_equal(target, [2.0, 0.0, 1.5])  # exact: (lo + hi) / 2
-    # bounding sphere radius sqrt(16 + 16 + 9)/2 fits the 60 degree field: d = R / sin(30 deg)
-    radius = FRAME_MARGIN * 0.5 * np.sqrt(41.0)
-    assert distance == pytest.approx(2.0 * radius, rel=1e-12)
-    assert (yaw, pitch) == (CAMERA_YAW, CAMERA_PITCH)
-
-
-def test_camera_distance_grows_with_box_and_ignores_nonfinite():
-    base = np.array([[1.0, 1.0, 1.0], [2.0, 3.0, 1.5]])
-    d = [_camera_for(base * s + 7.0)[1] for s in (1.0, 2.0, 5.0)]
-    assert d[0] < d[1] < d[2]
-    assert d[2] / d[1] == pytest.approx(2.5, rel=1e-12)  # linear in the box size
-    nan_row = np.vstack([base, [[np.nan, 0.0, 0.0]]])
-    t1, d1, _, _ = _camera_for(nan_row)
-    t0, d0, _, _ = _camera_for(base)
-    np.testing.assert_array_equal(t1, t0)
-    assert d1 == d0
-    # a (nt, n, 3) stack frames the same as its flattened points
-    assert _camera_for(base.reshape(1, 2, 3))[1] == d0
-
-
-def test_camera_point_and_portrait():
-    target, d_point, _, _ = _camera_for([[1.0, 2.0, 3.0]])
-    np.testing.assert_array_equal(target, [1.0, 2.0, 3.0])
-    assert d_point == pytest.approx(2.0 * FRAME_MARGIN * MIN_FRAME_RADIUS, rel=1e-12)
-    assert _camera_for([[1.0, 2.0, 3.0]], aspect=0.5)[1] > d_point  # narrower: step back
-    assert _camera_for([[1.0, 2.0, 3.0]], aspect=2.0)[1] == d_point  # wider: vertical limits
-    with pytest.raises(WorkbenchError, match="no finite positions"):
-        _camera_for(np.full((2, 3), np.nan))
 
 
 def test_frames_at_rate_picks_nearest_records():
@@ -169,6 +131,56 @@ def test_bad_trajectories(fall, tmp_path):
     other = scene_from_dict({**FALL, "bodies": FALL["bodies"][1:]})
     with pytest.raises(WorkbenchError, match="not the scene's"):
         render_frames(other, traj, tmp_path)
+
+
+# ---------------------------------------------------------------------------------- videos
+def test_write_video_mp4_and_gif(fall, tmp_path):
+    """Both formats read back with the frames, size and rate asked for. 40 fps over the 0.2 s
+    run: frames at 0, 0.025, ... 0.2 s, one per record. A GIF's delays are whole hundredths of a
+    second: 25 fps (4/100 s) keeps 6 frames at 0, 0.04, ... 0.2 s, all different (the ball
+    falls throughout), so none is merged with the next."""
+    import imageio.v2 as imageio
+
+    scene, traj = fall
+    calls = []
+    mp4 = tmp_path / "fall.mp4"
+    n = write_video(
+        scene, traj, mp4, width=W, height=H, fps=40.0, progress=lambda *a: calls.append(a)
+    )
+    assert n == N_RECORDS and calls[-1] == (N_RECORDS, N_RECORDS)
+    reader = imageio.get_reader(mp4)
+    meta = reader.get_meta_data()
+    assert reader.count_frames() == N_RECORDS
+    assert meta["size"] == (W, H) and meta["fps"] == 40.0 and meta["codec"] == "h264"
+    assert meta["pix_fmt"].startswith("yuv420p")
+    reader.close()
+
+    gif = tmp_path / "fall.gif"
+    assert write_video(scene, traj, gif, width=W + 1, height=H, fps=25.0, reverse=True) == 6
+    frames = imageio.mimread(gif)
+    assert len(frames) == 6 and frames[0].shape[:2] == (H, W + 1)  # odd sizes are fine in a GIF
+    with Image.open(gif) as im:
+        assert im.info["duration"] == 40 and im.info["loop"] == 0
+    # 30 fps becomes 100/3: frames every 0.03 s -> 7 frames over 0.2 s
+    assert write_video(scene, traj, tmp_path / "b.gif", width=W, height=H, fps=30.0) == 7
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "match"),
+    [
+        ("v.avi", {}, "unknown video format '.avi'"),
+        ("v", {}, "unknown video format"),
+        ("v.mp4", {"width": W + 1}, "needs an even width and height"),
+        ("v.mp4", {"fps": 0.0}, "fps must be a finite number > 0"),
+        ("missing/v.mp4", {}, "does not exist"),
+    ],
+)
+def test_write_video_rejects(fall, tmp_path, name, kwargs, match):
+    scene, traj = fall
+    with pytest.raises(WorkbenchError, match=match) as info:
+        write_video(scene, traj, tmp_path / name, **{"width": W, "height": H, **kwargs})
+    assert "\n" not in str(info.value)
+    assert not list(tmp_path.iterdir())  # nothing written
 
 
 @pytest.mark.parametrize("speed", [0, -1.0, float("nan"), "fast"])
@@ -313,4 +325,107 @@ def test_replay_without_a_display_fails_fast_with_one_line(fall_file, display):
     assert time.perf_counter() - t0 < 5.0
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and "cannot open the viewer" in lines[0] and "--frames" in lines[0]
+    assert len(lines) == 1 and "cannot open the viewer" in lines[0]
+    for alternative in ("--frames DIR", "--video FILE.mp4", "--html FILE.html", "xvfb-run"):
+        assert alternative in lines[0]
+
+
+# --------------------------------------------------------------------------- the replay command
+def _replay_cli(*args, cwd=None, timeout=60):
+    return run_workbench("replay", *args, cwd=cwd, timeout=timeout)
+
+
+def test_replay_help_has_examples_of_every_mode():
+    run = _replay_cli("--help")
+    assert run.returncode == 0
+    for option in ("--frames", "--video", "--html", "--camera", "--reverse", "--realization"):
+        assert f"workbench replay fall.h5 {option}" in run.stdout or option in run.stdout
+    assert "examples:" in run.stdout and "xvfb-run workbench replay" in run.stdout
+    assert ".py" not in run.stdout  # no source-file paths
+
+
+def test_replay_cli_writes_a_video_and_frames(fall_file, tmp_path):
+    video, frames = tmp_path / "fall.mp4", tmp_path / "frames"
+    run = _replay_cli(
+        fall_file, "--video", video, "--frames", frames, "--fps", "2", "--size", "64x48", "-q"
+    )
+    assert run.returncode == 0, run.stderr
+    assert "wrote" in run.stdout and run.stderr == ""
+    assert len(list(frames.glob("frame_*.png"))) == 11  # 5 s at 2 fps
+    import imageio.v2 as imageio
+
+    with imageio.get_reader(video) as reader:
+        assert reader.count_frames() == 11 and reader.get_meta_data()["size"] == (64, 48)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--video", "out.avi"], "--video out.avi: expected a file name ending in .mp4 or .gif"),
+        (["--video", "out.mp4", "--size", "65x48"], "needs an even width and height"),
+        (["--frames", "f", "--size", "64by48"], "--size: expected WIDTHxHEIGHT"),
+        (["--frames", "f", "--camera", "1,95"], "--camera: expected a finite yaw and a pitch"),
+        (["--frames", "f", "--camera", "1,2,3"], "--camera: expected YAW,PITCH or X,Y,Z"),
+        (["--frames", "f", "--camera", "0,0,0,-1"], "--camera: the distance must be > 0"),
+    ],
+)
+def test_replay_cli_rejects_with_one_line(fall_file, tmp_path, args, match):
+    run = _replay_cli(fall_file, *args, cwd=tmp_path)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and match in lines[0], run.stderr
+    assert not (tmp_path / "f").exists() and not (tmp_path / "out.mp4").exists()
+
+
+@pytest.fixture(scope="module")
+def ensemble_file(tmp_path_factory):
+    """22 short realizations of random_box (and its nominal run): more than the page shows."""
+    out = tmp_path_factory.mktemp("ens") / "boxes.h5"
+    made = run_workbench(
+        "ensemble",
+        "random_box",
+        "-n",
+        "22",
+        "--duration",
+        "0.02",
+        "--seed",
+        "1",
+        "-o",
+        out,
+        "-q",
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    return out
+
+
+def test_replay_html_passes_the_runs_and_the_framed_camera(
+    ensemble_file, fall_file, tmp_path, monkeypatch, capsys
+):
+    """--html hands workbench.web the nominal run and the first HTML_MAX_RUNS realizations of an
+    ensemble (saying what it left out), one run for --realization or a single-run file, and the
+    camera frame_camera gives. The page itself is tested with workbench.web."""
+    import types
+
+    from workbench.camera import Camera
+    from workbench.cli.main import main
+    from workbench.cli.replay import HTML_MAX_RUNS
+
+    calls = []
+    fake = types.ModuleType("workbench.web")
+    fake.write_replay_page = lambda path, scene, runs, **kw: calls.append((path, scene, runs, kw))
+    monkeypatch.setitem(sys.modules, "workbench.web", fake)
+
+    assert main(["replay", str(ensemble_file), "--html", str(tmp_path / "e.html")]) == 0
+    _, scene, runs, kw = calls[-1]
+    assert list(runs) == ["nominal"] + [f"realization {i}" for i in range(HTML_MAX_RUNS)]
+    assert isinstance(kw["camera"], Camera) and kw["camera"].distance > 0
+    assert kw["reverse"] is False and kw["speed"] == 1.0
+    out = capsys.readouterr().out
+    assert "left out: 2 completed realizations (20-21)" in out
+
+    assert main(["replay", str(ensemble_file), "--html", "x.html", "--realization", "21"]) == 0
+    assert list(calls[-1][2]) == ["realization 21"]
+    assert main(["replay", str(fall_file), "--html", "y.html", "--reverse", "--speed", "2"]) == 0
+    _, _, runs, kw = calls[-1]
+    assert list(runs) == ["run"] and kw["reverse"] is True and kw["speed"] == 2.0

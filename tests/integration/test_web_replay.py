@@ -1,0 +1,260 @@
+"""The web replay page (``workbench.web``) in headless Chromium: it loads offline with no console
+or page error, it moves, and it places the bodies where PyBullet's frames place them.
+
+Chromium is Debian's ``/usr/bin/chromium`` driven by Python playwright (no browser download); the
+tests are skipped only when either is missing. WebGL runs on SwiftShader (no GPU).
+
+Placement is compared by the image position of each body: the centroid of its pixels, found by
+the body's colour (hue, on saturated pixels: the ground, background, grid and shadows are grey),
+in the page's screenshot and in PyBullet's frame rendered with the same camera.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import SCENES
+from workbench.camera import Camera
+from workbench.errors import WorkbenchError
+from workbench.scene.loader import load_scene, scene_from_json
+from workbench.sim.arguments import MOVING_COLOURS
+from workbench.sim.engine import Engine
+from workbench.sim.forward import run_scene
+from workbench.sim.frames import mass_overrides_from_params
+from workbench.sim.state import State
+from workbench.web import write_replay_page
+
+CHROMIUM = "/usr/bin/chromium"
+
+#: Chromium flags: headless on a machine with no network and no GPU (without the first group it
+#: floods the log with failed requests); WebGL on SwiftShader, which headless Chromium without a
+#: GPU only offers with --enable-unsafe-swiftshader.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+]
+
+#: Image size of both the page's viewport and PyBullet's frames, pixels.
+WIDTH, HEIGHT = 640, 480
+
+#: Largest distance between a body's pixel centroids on the page and in PyBullet's frame, as a
+#: fraction of the image width. Measured: at most 0.82 px (0.13%) over the 11 bodies and times
+#: below, the shapes being tessellated and shaded differently (PyBullet's TinyRenderer has no
+#: anti-aliasing). Drawing random_box's boxes about the scene's centre of mass instead of each
+#: realization's sampled one moves them by 3.6, 8.2 and 11.9 px: 0.5% (3.2 px) catches that.
+PLACEMENT_TOL = 0.005
+
+#: A pixel belongs to a body when its saturation (max - min of RGB, 0..1) exceeds this (the
+#: scene's greys and the page's background stay below 0.05) and its hue is within
+#: :data:`HUE_TOL` of the body's colour.
+MIN_SATURATION = 0.2
+HUE_TOL = 12.0 / 360.0
+
+#: Fewest pixels of a body for its centroid to count (a 10 cm ball 2.5 m away covers ~300).
+MIN_PIXELS = 30
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None,
+    reason=f"no Chromium at {CHROMIUM}",
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A written replay page opened in the browser, recording errors and requests."""
+
+    def __init__(self, browser, path: Path, hash_: str = ""):
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.url = path.resolve().as_uri()
+        self.page.goto(self.url + "#" + hash_)
+        self.page.wait_for_function("window.workbench && window.workbench.ready", timeout=20000)
+
+    def shot(self, t: float, run: int | None = None) -> np.ndarray:
+        """RGB screenshot, shape (HEIGHT, WIDTH, 3), uint8, at time ``t`` (s) of run ``run``."""
+        from PIL import Image
+
+        if run is not None:
+            self.page.evaluate(f"window.workbench.setRun({run})")
+        self.page.evaluate(f"window.workbench.seek({t})")
+        png = self.page.screenshot()
+        return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+    def close(self) -> None:
+        self.page.close()
+
+
+def pybullet_frame(scene, traj, i: int, camera: Camera) -> np.ndarray:
+    """PyBullet's frame of record ``i``, as ``workbench replay --frames`` renders it."""
+    engine = Engine(scene, visual=True, mass_overrides=mass_overrides_from_params(traj.params))
+    try:
+        zeros = np.zeros_like(traj.position[i])
+        engine.set_state(State(traj.position[i], traj.orientation[i], zeros, zeros))
+        view = engine.camera(
+            camera.target, camera.distance, camera.yaw, camera.pitch, camera.fov, WIDTH / HEIGHT
+        )
+        return engine.render(view, WIDTH, HEIGHT)
+    finally:
+        engine.close()
+
+
+def centroid(image: np.ndarray, colour) -> np.ndarray:
+    """Pixel centroid (x, y) of the pixels of ``colour``'s hue (see :data:`MIN_SATURATION`)."""
+    rgb = image.astype(float) / 255.0
+    hi, lo = rgb.max(axis=2), rgb.min(axis=2)
+    sat = hi - lo
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    span = np.where(sat > 0, sat, 1.0)
+    # the hexcone hue of colorsys.rgb_to_hsv, in turns
+    hue = np.where(
+        hi == r, (g - b) / span, np.where(hi == g, 2.0 + (b - r) / span, 4.0 + (r - g) / span)
+    )
+    hue = (hue / 6.0) % 1.0
+    target = colorsys.rgb_to_hsv(*colour[:3])[0]
+    dist = np.abs((hue - target + 0.5) % 1.0 - 0.5)
+    ys, xs = np.nonzero((sat > MIN_SATURATION) & (dist < HUE_TOL))
+    assert len(xs) >= MIN_PIXELS, f"only {len(xs)} pixels of colour {colour}"
+    return np.array([xs.mean(), ys.mean()])
+
+
+def assert_placed_like_pybullet(page_image, frame, bodies) -> None:
+    for k in bodies:
+        colour = MOVING_COLOURS[k % len(MOVING_COLOURS)]
+        web, ref = centroid(page_image, colour), centroid(frame, colour)
+        assert np.linalg.norm(web - ref) <= PLACEMENT_TOL * WIDTH, (k, web, ref)
+
+
+def assert_differ(a: np.ndarray, b: np.ndarray) -> None:
+    """Two screenshots differ in more than 100 pixels (a moving body, not noise)."""
+    changed = np.any(np.abs(a.astype(int) - b.astype(int)) > 16, axis=2)
+    assert changed.sum() > 100
+
+
+def check_clean(page: Page) -> None:
+    assert page.errors == []
+    assert page.requests and all(r.startswith(page.url.split("#")[0]) for r in page.requests)
+
+
+# ---------------------------------------------------------------------------------------- tests
+def test_forward_run_plays_and_matches_pybullet(browser, tmp_path):
+    scene = load_scene(SCENES / "bouncing_ball.yaml")
+    traj = run_scene(scene)
+    camera = Camera(target=(0.0, 0.0, 0.4), distance=2.5, yaw=30.0, pitch=-20.0)
+    path = write_replay_page(tmp_path / "ball.html", scene, {"run": traj}, camera=camera)
+    page = Page(browser, path, "paused&ui=0")
+    try:
+        early, later = page.shot(0.0), page.shot(0.3)
+        assert page.page.evaluate("window.workbench.state().t") == pytest.approx(0.3)
+        check_clean(page)
+    finally:
+        page.close()
+    assert_differ(early, later)
+    i = int(np.argmin(np.abs(traj.time - 0.3)))
+    assert_placed_like_pybullet(later, pybullet_frame(scene, traj, i, camera), [1])
+    assert_placed_like_pybullet(early, pybullet_frame(scene, traj, 0, camera), [1])
+    assert path.stat().st_size < 2_000_000  # 2 s at 30 records/s, and the 0.57 MB of three.js
+
+
+def test_ensemble_selects_realizations(browser, tmp_path):
+    from workbench.ensemble.run import SceneRef, run_ensemble
+    from workbench.store import TrajectoryStore
+
+    out = tmp_path / "box.h5"
+    run_ensemble(SceneRef(str(SCENES / "random_box.yaml")), 3, out, entropy=7)
+    with TrajectoryStore.open(out) as store:
+        scene = scene_from_json(store.attrs["scene_json"], source=str(out))
+        runs = {f"realization {i}": store.read(i) for i in range(3)}
+    camera = Camera(target=(0.3, 0.0, 0.1), distance=1.6, yaw=20.0, pitch=-25.0)
+    path = write_replay_page(tmp_path / "box.html", scene, runs, camera=camera, title="3 boxes")
+    page = Page(browser, path, "paused&ui=0&run=2")
+    try:
+        assert page.page.evaluate("window.workbench.state().run") == 2
+        assert page.page.evaluate("window.workbench.state().runs") == list(runs)
+        shots = [page.shot(0.5, run=i) for i in range(3)]
+        start = page.shot(0.0, run=2)
+        # the selector is shown, with the three labels
+        page.page.evaluate("document.body.classList.remove('noui')")
+        labels = page.page.locator("#run option").all_inner_texts()
+        assert labels == list(runs)
+        assert page.page.locator("#runbox").is_visible()
+        check_clean(page)
+    finally:
+        page.close()
+    assert_differ(shots[0], shots[1])
+    assert_differ(start, shots[2])
+    for i, traj in enumerate(runs.values()):
+        # a sampled centre of mass moves the box's frame: the page must use the run's own
+        assert np.linalg.norm(traj.params["box/com"]) > 1e-3
+        k = int(np.argmin(np.abs(traj.time - 0.5)))
+        assert_placed_like_pybullet(shots[i], pybullet_frame(scene, traj, k, camera), [1])
+
+
+def test_reverse_demo_plays_backwards_and_matches_pybullet(browser, tmp_path):
+    from reverse.hints import load_hints
+    from reverse.run import run_reverse
+
+    scene = load_scene(SCENES / "reverse_landing.yaml")
+    hints = load_hints(SCENES / "reverse_landing.hints.yaml", scene.body_names)
+    traj = run_reverse(scene, duration=0.3, hints=hints, seed=1).trajectory
+    camera = Camera(target=(0.4, 0.5, 0.1), distance=2.6, yaw=35.0, pitch=-35.0)
+    path = write_replay_page(
+        tmp_path / "landing.html", scene, {"reverse": traj}, camera=camera, reverse=True
+    )
+    page = Page(browser, path, "paused&ui=0")
+    try:
+        state = page.page.evaluate("window.workbench.state()")
+        assert state["direction"] == -1 and state["t"] == pytest.approx(traj.time[-1])
+        first, last = page.shot(float(traj.time[0])), page.shot(float(traj.time[-1]))
+        # playing backwards from the end moves time down
+        page.page.evaluate("window.workbench.play()")
+        page.page.wait_for_function(f"window.workbench.state().t < {traj.time[-1] - 0.05}")
+        check_clean(page)
+    finally:
+        page.close()
+    assert_differ(first, last)
+    for image, i in ((first, 0), (last, traj.n_times - 1)):
+        assert_placed_like_pybullet(image, pybullet_frame(scene, traj, i, camera), [1, 2, 3])
+
+
+def test_bad_input_is_a_workbench_error(tmp_path):
+    scene = load_scene(SCENES / "bouncing_ball.yaml")
+    traj = run_scene(scene.with_settings(duration=0.05))
+    camera = Camera(target=(0.0, 0.0, 0.5), distance=2.0)
+    other = load_scene(SCENES / "sliding_block.yaml")
+    with pytest.raises(WorkbenchError, match="no runs"):
+        write_replay_page(tmp_path / "a.html", scene, {}, camera=camera)
+    with pytest.raises(WorkbenchError, match="not the scene's"):
+        write_replay_page(tmp_path / "a.html", other, {"r": traj}, camera=camera)
+    with pytest.raises(WorkbenchError, match="speed"):
+        write_replay_page(tmp_path / "a.html", scene, {"r": traj}, camera=camera, speed=0)
+    with pytest.raises(WorkbenchError, match="Camera"):
+        write_replay_page(tmp_path / "a.html", scene, {"r": traj}, camera=(0, 0, 1))
+    traj.position[:] = np.nan
+    with pytest.raises(WorkbenchError, match="no finite records"):
+        write_replay_page(tmp_path / "a.html", scene, {"r": traj}, camera=camera)

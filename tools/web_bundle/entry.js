@@ -1,0 +1,33 @@
+// What the replay page (workbench/web/assets/page.js) uses of three.js, exported as the global
+// THREE by build.sh. Listing the names lets esbuild leave the rest of three.js out.
+export {
+  AmbientLight,
+  BoxGeometry,
+  BufferAttribute,
+  BufferGeometry,
+  CapsuleGeometry,
+  Color,
+  CylinderGeometry,
+  DirectionalLight,
+  DoubleSide,
+  Group,
+  HemisphereLight,
+  InstancedMesh,
+  Matrix4,
+  Mesh,
+  MeshLambertMaterial,
+  MeshStandardMaterial,
+  PCFShadowMap,
+  PerspectiveCamera,
+  PlaneGeometry,
+  Quaternion,
+  Scene,
+  SphereGeometry,
+  SRGBColorSpace,
+  Vector3,
+  WebGLRenderer,
+  GridHelper,
+  DynamicDrawUsage,
+  REVISION,
+} from "three";
+export { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
