@@ -47,9 +47,26 @@ __all__ = [
     "parse_hints",
     "free_overrides",
     "script_hints",
+    "late_hints",
+    "MAX_HINT_SPEED",
+    "MIN_ROLL_ARM",
 ]
 
 _KINDS = ("slide", "bounce", "roll", "free")
+
+#: Largest hint speed (slide, roll, bounce), m/s. The contact laws of the stepper (Newton
+#: restitution, Coulomb friction, rigid bodies) describe impacts and sliding far below the speed
+#: of sound in the bodies (≈ 1–6 km/s in solids); at 1 km/s (three times the speed of sound in
+#: air, a rifle bullet's speed) an impact is ballistic: the bodies deform, melt or break. Beyond
+#: it a speed is a unit slip (mm/s typed as m/s), and at 1e200 m/s the LCP's rows overflow and
+#: the goal was silently lost. The bound is inclusive.
+MAX_HINT_SPEED = 1.0e3
+
+#: Shortest lever arm of a rolling goal, m: the distance from the body's centre of mass to the
+#: contact point. Below it the contact sits at the centre of mass (a body inside another), no
+#: rolling axis is defined and ω = n × v / r would be infinite; such contacts get no rolling goal.
+#: 1 nm is far below any body size the engine resolves (PyBullet's collision margins are ≥ 1e-4 m).
+MIN_ROLL_ARM = 1.0e-9
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,8 @@ class Hint:
     direction: np.ndarray  # unit (zeros for bounce)
     speed: float
     at: float = 0.0
+    #: Where the hint is in its file (``hints[2]``), for messages.
+    where: str = ""
 
 
 def _unit(source, where, value) -> np.ndarray:
@@ -81,6 +100,19 @@ def _number(source, where, value, *, positive=False) -> float:
             f"expected a {'positive' if positive else 'non-negative'} number, got {value!r}",
         )
     return float(value)
+
+
+def _speed(source, where, value) -> float:
+    """A positive speed of at most :data:`MAX_HINT_SPEED`, m/s."""
+    speed = _number(source, where, value, positive=True)
+    if speed > MAX_HINT_SPEED:
+        raise SceneError(
+            source,
+            where,
+            f"expected a speed of at most {MAX_HINT_SPEED:g} m/s (beyond it no rigid-body "
+            f"contact law holds), got {value!r}",
+        )
+    return speed
 
 
 def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
@@ -118,20 +150,30 @@ def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
         at = _number(source, f"{loc}.at", item.get("at", 0.0))
         spec = item[kind]
         if kind == "bounce":
-            speed = _number(source, f"{loc}.bounce", spec, positive=True)
-            out.append(Hint(body, kind, np.zeros(3), speed, at))
+            speed = _speed(source, f"{loc}.bounce", spec)
+            out.append(Hint(body, kind, np.zeros(3), speed, at, loc))
             continue
         if kind == "free":
             if not isinstance(spec, bool):
                 raise SceneError(source, f"{loc}.free", f"expected true or false, got {spec!r}")
-            out.append(Hint(body, kind, np.zeros(3), float(spec), at))
+            out.append(Hint(body, kind, np.zeros(3), float(spec), at, loc))
             continue
         if not isinstance(spec, dict) or set(spec) != {"direction", "speed"}:
             raise SceneError(source, f"{loc}.{kind}", "expected {direction: [x, y, z], speed: m/s}")
         d = _unit(source, f"{loc}.{kind}.direction", spec["direction"])
-        speed = _number(source, f"{loc}.{kind}.speed", spec["speed"], positive=True)
-        out.append(Hint(body, kind, d, speed, at))
+        speed = _speed(source, f"{loc}.{kind}.speed", spec["speed"])
+        out.append(Hint(body, kind, d, speed, at, loc))
     return out
+
+
+def late_hints(hints, n_steps: int, dt: float) -> list[Hint]:
+    """The hints whose ``at`` lies after the last backward step of a run of ``n_steps`` steps of
+    ``dt`` seconds: they never act (:meth:`HintPolicy.active` picks the step starting within
+    half a step of ``at``). ``free`` hints act on every step and are never late. A shorter run
+    than the hints were written for is legitimate (a script's hints cover its whole fall), so
+    the caller warns rather than refuses."""
+    last = (n_steps - 0.5) * dt
+    return [h for h in hints if h.kind != "free" and h.at >= last]
 
 
 def free_overrides(hints, body_names) -> np.ndarray:
@@ -220,6 +262,9 @@ class HintPolicy:
                 else:
                     continue
                 n = contacts.normal[i] * sign  # from the other body into this one
+                r = np.linalg.norm(contacts.point[i] - position[j])
+                if hint.kind == "roll" and r < MIN_ROLL_ARM:
+                    continue  # a contact at the centre of mass: no rolling axis
                 goals.explicit[i] = True
                 if hint.kind == "bounce":
                     speed = hint.speed
@@ -231,7 +276,6 @@ class HintPolicy:
                     goals.tangential[i] = sign * v
                     pref[i] = v
                 else:  # roll: ω = n × v / r, no slip
-                    r = np.linalg.norm(contacts.point[i] - position[j])
                     v = hint.speed * (hint.direction - (hint.direction @ n) * n)
                     w = np.cross(n, v) / r
                     goals.rolling[i] = sign * w

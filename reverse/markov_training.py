@@ -42,6 +42,9 @@ from workbench.sim.frames import box_reach
 from workbench.sim.state import State
 
 __all__ = [
+    "MAX_TRAIN_STEPS",
+    "training_steps",
+    "training_problem",
     "THROW",
     "Throw",
     "ThrowResult",
@@ -65,6 +68,17 @@ THROW = {
     "angular_speed": 10.0,
     "orientation": "uniform",
 }
+
+#: Most PyBullet steps of a training (all runs) started without ``--force``: 28 times the shipped
+#: table's 360 000 (1000 runs of 1.5 s at 1/240 s), about 5 min on one core at the measured
+#: :data:`TRAIN_STEPS_PER_SECOND`. More is usually a unit slip (``--duration 1e4``), which ran
+#: unbounded with no estimate. (Memory is no concern: one byte per step.)
+MAX_TRAIN_STEPS = 10_000_000
+
+#: Training speed, steps/s on one core: ``workbench markov train markov_block -n 40`` stepped
+#: 14 400 steps in 0.44 s (PyBullet step and contact query per step; 2 cores shared with another
+#: job).
+TRAIN_STEPS_PER_SECOND = 33_000
 
 #: Most runs per task handed to a worker: large enough that pool overhead (~0.1 ms per task) is
 #: negligible, small enough for a smooth progress bar (fewer when there are few runs per worker).
@@ -216,6 +230,43 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int) -> ThrowResult:
     return ThrowResult(states, np.array(landings, dtype=float).reshape(-1, 3))
 
 
+def training_steps(n: int, duration: float, dt: float) -> tuple[int, float]:
+    """Steps of each run and of all ``n`` runs (a float: it may be astronomically large).
+
+    Raises :class:`SceneError` naming ``--duration`` unless each run has a finite number of at
+    least one step.
+    """
+    per_run = float(duration) / float(dt)
+    if not math.isfinite(per_run):
+        raise SceneError(
+            "--duration",
+            "",
+            f"{duration:g} s at dt = {dt:g} s is too many steps to count (the bound is "
+            f"{MAX_TRAIN_STEPS:,} steps in all)",
+        )
+    per_run = round(per_run)
+    if per_run < 1:
+        raise SceneError("--duration", "", f"expected at least one step of {dt:g} s")
+    return int(per_run), float(n) * per_run
+
+
+def training_problem(n: int, duration: float, dt: float) -> str:
+    """Why a training is refused without ``--force`` ('' when it is not)."""
+    _, total = training_steps(n, duration, dt)
+    if total <= MAX_TRAIN_STEPS:
+        return ""
+    minutes = total / TRAIN_STEPS_PER_SECOND / 60.0
+    return (
+        f"{n} runs of {duration:g} s at dt = {dt:g} s are {_count(total)} steps, about "
+        f"{minutes:.3g} min on one core at {TRAIN_STEPS_PER_SECOND:,} steps/s: above the bound "
+        f"of {MAX_TRAIN_STEPS:,} steps"
+    )
+
+
+def _count(n: float) -> str:
+    return f"{int(n):,}" if n < 1e15 else f"{n:.3g}"
+
+
 def _run_chunk(recipe, entropy: int, n_steps: int, indices):
     return [(i, run_throw(recipe, entropy, i, n_steps)) for i in indices]
 
@@ -251,7 +302,7 @@ def run_throws(
     progress : callable, optional
         ``progress(done, total)`` after each batch of runs.
     """
-    n_steps = int(round(duration / dt))
+    n_steps, _ = training_steps(n, duration, dt)
     recipe = (str(scene_path), tuple(overrides), float(dt))
     size = max(1, min(RUNS_PER_TASK, math.ceil(n / (4 * max(workers, 1)))))
     chunks = [range(s, min(s + size, n)) for s in range(0, n, size)]

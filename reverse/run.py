@@ -10,6 +10,7 @@ motion) and URDF bodies are refused with a one-line error: the steps would not b
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ from reverse.contacts import ContactDetector
 from reverse.dynamics import RigidBodies
 from reverse.hints import Hint, HintPolicy, free_overrides
 from reverse.joints import JointModel
+from reverse.lcp import LCPError
 from reverse.markov import MarkovPolicy, TransitionModel
 from reverse.stepper import Stepper, StepReport, StepSettings
 from workbench.errors import SceneError
@@ -28,12 +30,189 @@ from workbench.sim.state import State, Trajectory
 
 __all__ = [
     "ReverseResult",
+    "RunPlan",
+    "Overlap",
+    "MAX_REVERSE_STEPS",
+    "MAX_REVERSE_MEMORY",
+    "OVERLAP_WARNING",
+    "reverse_steps",
+    "plan_reverse_run",
+    "start_overlap",
     "check_reversible",
     "build_stepper",
     "run_reverse",
     "run_forward_mirror",
     "stitch_forward",
 ]
+
+# --- the size of a run, estimated before it starts (issue 21: refuse above a bound, with numbers)
+
+#: Most backward steps of one run the command line starts without ``--force``: 50 times the
+#: longest shipped example (2000 steps, ``brick_stack`` 2 s back at 1 ms), and at least 200 s of
+#: stepping even for the smallest scene (:data:`SECONDS_PER_STEP`). Longer requests are usually
+#: unit slips (``--duration 1e4``, ``--dt 1e-12``), which ran unbounded with no estimate.
+MAX_REVERSE_STEPS = 100_000
+
+#: Most memory the records of a run (or of the runs held at once) may take, by the estimate of
+#: :func:`plan_reverse_run`, bytes: a quarter of a laptop's 8 GiB, so a run never pushes a
+#: machine into swap. The states are kept in memory until the file is written.
+MAX_REVERSE_MEMORY = 2 * 1024**3
+
+#: Wall time of one backward step of a small scene, s: ``reverse_landing`` with its hints
+#: (3 moving bodies in contact) ran 1000 steps at 494 steps/s (``benchmarks``-free measurement
+#: with ``run_reverse``, 2 cores shared with another job, load 3.7); at rest it runs 1138 steps/s.
+SECONDS_PER_STEP = 2.0e-3
+
+#: Wall time per body and step, s: the whole ``spelling_balls`` demo (4368 bodies, 360 steps)
+#: took 118.9 s (``benchmarks/spelling.py``, docs/reverse.md "Cost"): 76 µs per body and step.
+#: Its first steps, few balls awake, take 20 µs; islands of many touching bodies take far more
+#: (docs/reverse.md "Cost"), so the estimate is a lower bound there.
+SECONDS_PER_BODY_STEP = 7.5e-5
+
+#: Memory per recorded state and body, bytes: the record (13 float64, 104 B) kept as a
+#: :class:`State` and stacked once into the trajectory; measured with tracemalloc, 217 B per body
+#: and step (``spelling_balls``, 3 vs 9 steps).
+BYTES_PER_BODY_STEP = 220
+
+#: Memory per recorded state independent of the bodies, bytes: ``State`` objects, diagnostics
+#: and island-log rows; ``reverse_landing`` peaked at 0.9 MB over 300 steps (4 bodies): 3 kB per
+#: step less its bodies' share.
+BYTES_PER_STEP = 2_500
+
+#: Depth of overlap between two bodies in the scene's state above which a run warns, m. PyBullet's
+#: own forward runs of the shipped scenes leave resting bodies at most 0.54 mm inside each other
+#: (``brick_stack``'s end state; 1.8 mm only mid-impact, ``bouncing_ball``), and their written
+#: final states touch with no overlap at all; 1 mm is twice the deepest resting overlap, so a
+#: deeper start was not reached by a physical motion. The backward steps are velocity-level
+#: (nothing pushes an overlap apart), so such a run is computed as given, with a warning.
+OVERLAP_WARNING = 1.0e-3
+
+
+def reverse_steps(duration: float, dt: float, option: str = "--duration") -> float:
+    """Number of steps of ``dt`` in ``duration`` (a float: it may be astronomically large).
+
+    Raises :class:`SceneError` naming ``option`` when it is not finite (that cannot be forced)
+    or below one step.
+    """
+    n = float(duration) / float(dt)
+    if not math.isfinite(n):
+        raise SceneError(
+            option,
+            "",
+            f"{duration:g} s at dt = {dt:g} s is too many backward steps to count (the bound is "
+            f"{MAX_REVERSE_STEPS:,} steps)",
+        )
+    n = round(n)
+    if n < 1:
+        raise SceneError(option, "", f"expected at least one step of {dt:g} s, got {duration:g} s")
+    return float(n)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a reverse run will cost, estimated before it starts (:func:`plan_reverse_run`).
+
+    Attributes
+    ----------
+    steps : float
+        Backward steps of one run.
+    seconds : float
+        Estimated wall time of all runs on one core, s (a lower bound).
+    memory : float
+        Estimated memory of the records held at once, bytes.
+    """
+
+    steps: float
+    seconds: float
+    memory: float
+    runs: int = 1
+
+    def problem(self, kind: str = "backward") -> str:
+        """Why the run is refused without ``--force`` ('' when it is not). ``kind="forward"``
+        speaks of PyBullet's forward steps (``--then-forward``), whose time is not estimated
+        (they are much faster than backward ones)."""
+        each, total = (" each", " in all") if self.runs > 1 else ("", "")
+        took = (
+            f"about {_duration(self.seconds)}{total} on one core and " if kind != "forward" else ""
+        )
+        size = f"{_count(self.steps)} {kind} steps{each}, {took}{_bytes(self.memory)} of records"
+        if self.steps > MAX_REVERSE_STEPS:
+            return f"{size}: above the bound of {MAX_REVERSE_STEPS:,} steps"
+        if self.memory > MAX_REVERSE_MEMORY:
+            return f"{size}: above the bound of {_bytes(MAX_REVERSE_MEMORY)} of records"
+        return ""
+
+
+def plan_reverse_run(
+    duration: float,
+    dt: float,
+    n_bodies: int,
+    *,
+    runs: int = 1,
+    held: int = 1,
+    option: str = "--duration",
+) -> RunPlan:
+    """Estimate a reverse run (or ``runs`` sampled runs, ``held`` of them in memory at once)
+    from the measured rates :data:`SECONDS_PER_STEP`, :data:`SECONDS_PER_BODY_STEP`,
+    :data:`BYTES_PER_STEP` and :data:`BYTES_PER_BODY_STEP`."""
+    steps = reverse_steps(duration, dt, option)
+    seconds = runs * steps * (SECONDS_PER_STEP + SECONDS_PER_BODY_STEP * n_bodies)
+    memory = held * (steps + 1) * (BYTES_PER_STEP + BYTES_PER_BODY_STEP * n_bodies)
+    return RunPlan(steps, seconds, memory, runs)
+
+
+def _count(n: float) -> str:
+    return f"{int(n):,}" if n < 1e15 else f"{n:.3g}"
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 3.156e7), ("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The deepest overlap between two bodies of a scene's state (:func:`start_overlap`).
+
+    Attributes
+    ----------
+    depth : float
+        Penetration depth, m (0 when no bodies overlap).
+    bodies : tuple of str
+        The two bodies (empty when ``depth`` is 0).
+    """
+
+    depth: float
+    bodies: tuple[str, ...] = ()
+
+
+def start_overlap(scene: Scene) -> Overlap:
+    """The deepest overlap between two bodies in the scene's state (the final state of a reverse
+    run), from PyBullet's contact distances; compare with :data:`OVERLAP_WARNING`."""
+    check_reversible(scene)
+    with ContactDetector(scene) as detector:
+        state = initial_state(scene, detector)
+        detector(state.position, state.orientation)  # places the bodies, detects collisions
+        rows = [
+            r
+            for r in detector.engine.contact_rows(max_distance=detector.touch_tolerance)
+            if not (detector.static[r[0]] and detector.static[r[1]])
+        ]
+    deepest = min(rows, key=lambda r: r[5], default=None)
+    if deepest is None or deepest[5] >= 0:
+        return Overlap(0.0)
+    names = scene.body_names
+    return Overlap(float(-deepest[5]), (names[deepest[0]], names[deepest[1]]))
+
 
 #: Diagnostics recorded per state, in forward time order (the step *into* each state backward).
 DIAGNOSTICS = (
@@ -194,6 +373,15 @@ def _add_timing(total: dict, rep: StepReport) -> None:
         total[k] = total.get(k, 0.0) + v
 
 
+def _unsolved_message(rep: StepReport, reverse_time: float) -> str:
+    """The message of a run stopped by islands whose LCP no rung solved."""
+    return (
+        f"the contact LCP of {rep.unsolved} island(s) was not solved at {reverse_time:.6g} s "
+        "before the final state (Lemke, its fallbacks and a frictionless retry failed; see "
+        "/reverse/islands); the later states are kept"
+    )
+
+
 def run_reverse(
     scene: Scene,
     *,
@@ -212,7 +400,12 @@ def run_reverse(
     Returns the states in forward time order, ``time`` from 0 (the earliest state) to
     ``duration`` (the scene's state); each state's diagnostics describe the backward step that
     produced it (the scene's own state has zeros). A state that would be non-finite ends the run:
-    the states before it are kept and the trajectory is marked ``"nonfinite"``.
+    the states before it are kept and the trajectory is marked ``"nonfinite"``. So does a step
+    whose contact LCP could not be posed (:class:`~reverse.lcp.LCPError`: NaN or inf rows) or
+    was not solved by any rung (the ladder of :func:`reverse.lcp.solve_lcp` and the stepper's
+    frictionless retry): status ``"lcp_failed"``, the step's rows of the island log kept with
+    step −1 (the state they would have produced is not). A run is ``"ok"`` only when every step
+    used verified LCP answers and every state is finite.
 
     ``markov`` (opt-in): a contact-transition table (:mod:`reverse.markov`); every step, each
     body in contact that no hint acts on may drop to fewer contacts with the table's
@@ -234,9 +427,7 @@ def run_reverse(
     dt = scene.settings.dt if dt is None else float(dt)
     if settings is None:
         settings = StepSettings(dt)
-    n_steps = int(round(duration / dt))
-    if n_steps < 1:
-        raise SceneError("--duration", "", f"expected at least one step of {dt:g} s")
+    n_steps = int(reverse_steps(duration, dt))
     stepper, detector, state = build_stepper(
         scene, settings, seed=seed, free_override=free_overrides(hints or [], scene.body_names)
     )
@@ -255,7 +446,15 @@ def run_reverse(
         report_every = max(1, n_steps // 100)
         for k in range(1, n_steps + 1):
             policy.reverse_time = (k - 1) * dt
-            new, rep = stepper.backward(state, goals)
+            try:
+                new, rep = stepper.backward(state, goals)
+            except LCPError as exc:  # a contact problem that cannot be posed (NaN or inf rows)
+                status = "lcp_failed"
+                message = (
+                    f"the contact LCP of the step to {k * dt:.6g} s before the final state "
+                    f"could not be posed ({exc}); the later states are kept"
+                )
+                break
             _add_timing(timing, rep)
             for r in rep.islands:
                 log.append(
@@ -271,6 +470,10 @@ def run_reverse(
                         r.residual,
                     )
                 )
+            if rep.unsolved:
+                status = "lcp_failed"
+                message = _unsolved_message(rep, k * dt)
+                break
             if not np.all(new.is_finite()):
                 bad = [scene.body_names[j] for j in np.flatnonzero(~new.is_finite())]
                 status = "nonfinite"
@@ -333,14 +536,25 @@ def run_forward_mirror(
     duration = scene.settings.duration if duration is None else float(duration)
     if settings is None:
         settings = StepSettings(dt, sleep=False)
-    n_steps = int(round(duration / dt))
+    n_steps = int(reverse_steps(duration, dt))
     stepper, detector, state = build_stepper(scene, settings)
     states, diag_rows, timing, times = [state], [_diag_row(None)], {}, [0.0]
     status, message = "ok", ""
     try:
         for k in range(1, n_steps + 1):
-            state, rep = stepper.forward(state)
+            try:
+                state, rep = stepper.forward(state)
+            except LCPError as exc:
+                status = "lcp_failed"
+                message = f"contact LCP not posed at t = {k * dt:.6g} s ({exc})"
+                break
             _add_timing(timing, rep)
+            if rep.unsolved:
+                status = "lcp_failed"
+                message = (
+                    f"contact LCP of {rep.unsolved} island(s) not solved at t = {k * dt:.6g} s"
+                )
+                break
             if not np.all(state.is_finite()):
                 status, message = "nonfinite", f"non-finite state at t = {k * dt:.6g} s"
                 break

@@ -140,6 +140,10 @@ class IslandReport:
     pivots: int
     fallback: str
     residual: float
+    #: The velocities used come from a verified answer: the LCP's, or its frictionless retry's
+    #: when the LCP failed (``fallback`` ends "frictionless retry solved"). False: neither
+    #: verified, the bodies would move with an unverified iterate.
+    verified: bool = True
 
 
 @dataclass
@@ -169,6 +173,12 @@ class StepReport:
     @property
     def fallbacks(self) -> int:
         return sum(bool(r.fallback) for r in self.islands)
+
+    @property
+    def unsolved(self) -> int:
+        """Islands whose velocities come from no verified answer (see
+        :attr:`IslandReport.verified`)."""
+        return sum(not r.verified for r in self.islands)
 
 
 # ----------------------------------------------------------------------------- contacts
@@ -548,6 +558,7 @@ class Stepper:
                 contacts=sub, warm_start=self._warm.get(key), **island_problem
             )
             lcp_time = sol.lcp_seconds
+            verified = True
             if sol.lcp is not None and sol.lcp.status != "solved":
                 # The ladder of reverse.lcp failed. Retry the island without friction, rolling
                 # and spinning rows: normal rows alone make M = J A Jᵀ positive semidefinite,
@@ -563,11 +574,13 @@ class Stepper:
                 )
                 retry = _solve_island(contacts=plain, **island_problem)
                 lcp_time += retry.lcp_seconds
-                used = "frictionless retry " + ("solved" if _solved(retry) else "failed")
-                if _solved(retry) or retry.lcp is None:
+                retry_ok = _solved(retry) or retry.lcp is None  # None: no rows left to solve
+                used = "frictionless retry " + ("solved" if retry_ok else "failed")
+                if retry_ok:
                     sol = replace(retry, lcp=replace(first, fallback=_join(first.fallback, used)))
                 else:
                     sol = replace(sol, lcp=replace(first, fallback=_join(first.fallback, used)))
+                    verified = False
             elapsed = time.perf_counter() - ta
             rep.timing["lcp"] += lcp_time
             rep.timing["assembly"] += elapsed - lcp_time
@@ -585,6 +598,7 @@ class Stepper:
                         sol.lcp.pivots,
                         sol.lcp.fallback,
                         float(sol.lcp.residual),
+                        verified,
                     )
                 )
             else:

@@ -13,7 +13,8 @@ degrees.
 
 :meth:`Camera.project` maps world points to the image as PyBullet's ``computeViewMatrix`` and
 ``computeProjectionMatrixFOV`` do (the framing of :func:`workbench.viewer.frame_camera` and its
-tests use it). :func:`parse_camera` reads the ``--camera`` option of ``workbench replay``.
+tests use it). :func:`parse_camera_option` reads the ``--camera`` option of ``workbench replay``:
+a whole camera (:func:`parse_camera`) or only a view (:func:`parse_view`).
 
 Pure: numpy only, so the web page and the tests can use it without PyBullet.
 """
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Camera", "parse_camera"]
+__all__ = ["Camera", "parse_camera", "parse_view", "parse_camera_option"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +112,43 @@ def parse_camera(text: str, *, fov: float = 60.0) -> Camera:
     if not -90.0 < pitch < 90.0:
         raise ValueError(f"the pitch must be strictly between -90 and 90 degrees, got {pitch:g}")
     return Camera((x, y, z), distance, yaw, pitch, fov)
+
+
+def parse_view(text: str) -> tuple[float, float]:
+    """``(yaw, pitch)``, degrees, from ``"yaw,pitch"``.
+
+    Raises
+    ------
+    ValueError
+        With a one-line reason: not 2 numbers, a non-finite yaw, or a pitch outside (-90, 90).
+    """
+    parts = [part.strip() for part in str(text).split(",")]
+    if len(parts) != 2:
+        raise ValueError(f"expected YAW,PITCH (2 numbers), got {text!r}")
+    try:
+        yaw, pitch = (float(part) for part in parts)
+    except ValueError:
+        raise ValueError(f"expected YAW,PITCH in degrees, got {text!r}") from None
+    if not (math.isfinite(yaw) and -90.0 < pitch < 90.0):
+        raise ValueError(
+            f"expected a finite yaw and a pitch strictly between -90 and 90 degrees, got {text!r}"
+        )
+    return yaw, pitch
+
+
+def parse_camera_option(text: str, *, fov: float = 60.0) -> Camera | tuple[float, float]:
+    """The ``--camera`` option: a :class:`Camera` from ``x,y,z,distance[,yaw,pitch]``
+    (:func:`parse_camera`), or only the view ``(yaw, pitch)`` from ``yaw,pitch``
+    (:func:`parse_view`; the caller frames the bodies from that view).
+
+    Raises
+    ------
+    ValueError
+        With a one-line reason: not 2, 4 or 6 comma-separated values, or those functions'.
+    """
+    n = len(str(text).split(","))
+    if n == 2:
+        return parse_view(text)
+    if n not in (4, 6):
+        raise ValueError(f"expected YAW,PITCH or X,Y,Z,DISTANCE[,YAW,PITCH], got {text!r}")
+    return parse_camera(text, fov=fov)

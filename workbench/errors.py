@@ -16,6 +16,7 @@ __all__ = [
     "ValidationInputError",
     "EventNotFoundError",
     "MarkovModelError",
+    "OptionError",
 ]
 
 
@@ -97,3 +98,10 @@ class EventNotFoundError(WorkbenchError):
 
 class MarkovModelError(WorkbenchError):
     """A transition-table file is missing, not JSON, or not a table of this format."""
+
+
+class OptionError(WorkbenchError):
+    """A command-line option has a value the command cannot use: ``--option: expected ...``."""
+
+    def __init__(self, option: str, expected: str):
+        super().__init__(f"{option}: {expected}")

@@ -10,6 +10,12 @@ giving a spec where a scene is expected names the command that runs it. Specs th
 whose errors name the file, the line, the field path and what was expected. The scene schema and
 its validation live in :mod:`workbench.scene.model`, the hints' in :mod:`reverse.hints`.
 
+Every YAML text the workbench reads (documents, ``--set`` values, listings) goes through one
+bounded reader (:func:`parse_yaml`): at most :data:`MAX_DOCUMENT_BYTES`, collections nested at
+most :data:`MAX_DEPTH` deep, and at most :data:`MAX_NODES` nodes with every alias expanded, so
+that an alias bomb (``a1: &a1 [*a0, *a0, ...]``) or a 10 000-deep nesting is refused with a
+located one-line error instead of exhausting memory or the interpreter's stack.
+
 User code (:func:`load_user_object`): a ``module:name`` or ``file.py:name`` reference of a spec,
 or a scene script by path (its ``build``, its ``hints``).
 
@@ -34,6 +40,9 @@ from workbench.scene.parameters import apply_overrides, substitute_parameters
 
 __all__ = [
     "SPEC_KINDS",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
     "Document",
     "LocatedSpec",
     "SpecSchema",
@@ -131,6 +140,106 @@ class SpecSchema(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
+#: Largest YAML document read, bytes. The largest shipped document
+#: (``specs/falling_object_example3.yaml``) has about 3.1 kB, the largest shipped scene 1.9 kB;
+#: 256 KiB is 80 times the former (a scene of 1 600 five-line bodies written out by hand), and
+#: PyYAML's pure-Python composer reads such a scene in about 2 s (measured with both cores busy;
+#: the worst case, a flat list of :data:`MAX_NODES` scalars, 4 s).
+MAX_DOCUMENT_BYTES = 256 * 1024
+
+#: Deepest nesting of nodes in a document (a top-level scalar is level 1). The shipped documents
+#: nest at most 7 levels (``scenes/random_box.yaml``, ``specs/du_impact_pybullet.yaml``: measured
+#: over scenes/ and specs/); 64 is nine times that, and keeps PyYAML's recursive composer (three
+#: Python frames a level) far below the interpreter's limit of 1 000 frames, which a 10 000-deep
+#: document reached (``RecursionError``).
+MAX_DEPTH = 64
+
+#: Most nodes (scalars and collections) a document may have with every alias expanded: aliases
+#: are shared when parsed, but the line index, ``${name}`` substitution and validation visit
+#: each use, so a few hundred bytes of nested aliases (the "billion laughs" document) would
+#: expand to 10^9 nodes. The largest shipped document has 191 nodes; 100 000 is 500 times that,
+#: about what a document of :data:`MAX_DOCUMENT_BYTES` holds without aliases (a flat list of
+#: digits, 2 bytes a node: 131 000), and is read in at most 4 s.
+MAX_NODES = 100_000
+
+
+class _BoundExceeded(Exception):
+    """A bound of the reader was passed: ``expected`` at ``mark`` (a YAML mark), field ``path``."""
+
+    def __init__(self, expected: str, mark, path: tuple):
+        super().__init__(expected)
+        self.expected, self.mark, self.path = expected, mark, path
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that counts, while it composes, the nesting depth and the nodes
+    with every alias expanded, and stops at :data:`MAX_DEPTH` / :data:`MAX_NODES`.
+
+    The composer is recursive, one call of :meth:`compose_node` per node, so the depth is
+    checked before it recurses; an alias adds the expanded size of its anchor's node, known once
+    that node is complete (an alias inside its own anchor, a recursive structure, is refused).
+    """
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self._depth = 0
+        self._nodes = 0
+        self._sizes: dict[int, int] = {}  # id(node) -> nodes with aliases expanded
+        self._path: list = []
+
+    def _add(self, count: int, mark, what: str) -> None:
+        self._nodes += count
+        if self._nodes > MAX_NODES:
+            raise _BoundExceeded(
+                f"{what} the document to more than {MAX_NODES:,} nodes with aliases expanded; "
+                f"expected at most {MAX_NODES:,} (nested aliases multiply: an alias bomb?)",
+                mark,
+                tuple(self._path),
+            )
+
+    def compose_node(self, parent, index):
+        key = index.value if isinstance(index, yaml.ScalarNode) else index
+        self._path.append("?" if key is None and isinstance(parent, yaml.MappingNode) else key)
+        try:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                node = super().compose_node(parent, index)
+                size = self._sizes.get(id(node))
+                if size is None:
+                    raise _BoundExceeded(
+                        "an alias inside its own anchor (a recursive structure); expected "
+                        "aliases of complete nodes only",
+                        mark,
+                        tuple(self._path[:-1]),
+                    )
+                self._add(size, mark, "this alias expands")
+                return node
+            mark = self.peek_event().start_mark
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _BoundExceeded(
+                    f"nodes nested more than {MAX_DEPTH} levels deep; expected at most "
+                    f"{MAX_DEPTH} levels",
+                    mark,
+                    tuple(self._path[:-1]),
+                )
+            before = self._nodes
+            node = super().compose_node(parent, index)
+            self._depth -= 1
+            self._add(1, mark, "this node brings")
+            self._sizes[id(node)] = self._nodes - before
+            return node
+        finally:
+            self._path.pop()
+
+
+def _field(path: tuple) -> str:
+    """A field path for a message: :func:`format_loc` of the keys (``?`` for complex keys), its
+    middle elided when longer than 80 characters (a path 64 levels deep)."""
+    text = format_loc(tuple(p if isinstance(p, (str, int)) else "?" for p in path if p is not None))
+    return text if len(text) <= 80 else f"{text[:38]}...{text[-38:]}"
+
+
 def line_index(node) -> dict[tuple, int]:
     """Map every field path of a composed YAML document to its 1-based line."""
     out: dict[tuple, int] = {}
@@ -152,17 +261,32 @@ def line_index(node) -> dict[tuple, int]:
     return out
 
 
+def _too_large(size: int) -> str:
+    return (
+        f"a document of {size:,} bytes; expected at most {MAX_DOCUMENT_BYTES:,} bytes "
+        f"(the largest shipped document has about 3 kB)"
+    )
+
+
 def parse_yaml(text: str, source: str, error: ErrorClass = SpecError) -> tuple[Any, dict]:
-    """Safe-load ``text``; returns the data and its :func:`line_index`.
+    """Safe-load ``text`` within the reader's bounds; returns the data and its
+    :func:`line_index`.
 
     Raises
     ------
     error
-        ``YAML syntax error at line L, column C: problem``.
+        ``YAML syntax error at line L, column C: problem``; or a bound passed: more than
+        :data:`MAX_DOCUMENT_BYTES` bytes, collections nested deeper than :data:`MAX_DEPTH`, more
+        than :data:`MAX_NODES` nodes with aliases expanded, an alias inside its own anchor
+        (each with the line and field where it happens).
     """
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_DOCUMENT_BYTES:
+        raise error(source, "", _too_large(size))
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _compose(text)
+    except _BoundExceeded as exc:
+        raise error(source, _field(exc.path), exc.expected, exc.mark.line + 1) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
@@ -173,17 +297,36 @@ def parse_yaml(text: str, source: str, error: ErrorClass = SpecError) -> tuple[A
     return data, line_index(node)
 
 
+def _compose(text: str) -> tuple[Any, Any]:
+    """The composed node and the constructed data of ``text`` (None, None when empty).
+
+    Raises :class:`_BoundExceeded` or ``yaml.YAMLError``.
+    """
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
+
+
 def parse_override(text: str) -> tuple[str, Any]:
     """``"name=value"`` -> ``("name", value)`` with the value read as YAML (numbers, lists...)."""
     if "=" not in text:
         raise SceneError("--set", text, "expected name=value")
     name, _, raw = text.partition("=")
     name = name.strip()
+    if not raw.strip():
+        return name, ""
+    shown = text if len(text) < 60 else text[:57] + "..."
+    if len(raw.encode("utf-8", errors="replace")) > MAX_DOCUMENT_BYTES:
+        raise SceneError("--set", shown, _too_large(len(raw.encode("utf-8", errors="replace"))))
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        return name, _compose(raw)[1]
+    except _BoundExceeded as exc:
+        raise SceneError("--set", shown, exc.expected) from None
     except yaml.YAMLError:
-        value = raw
-    return name, value
+        return name, raw  # not YAML: the text itself
 
 
 def dump_yaml(data: Any) -> str:
@@ -213,6 +356,9 @@ def read_document(path: str | Path, kind: str, error: ErrorClass = SpecError) ->
     if not path.is_file():
         raise error(source, "", "file not found" if not path.exists() else "not a file")
     try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:  # refused before it is read into memory
+            raise error(source, "", _too_large(size))
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise error(source, "", f"cannot read the file ({exc})") from None
@@ -255,8 +401,11 @@ def peek(path: str | Path) -> Any:
     """The parsed YAML of a file, or :data:`INVALID` when it cannot be read or parsed (for
     listings and kind tests, which must not fail)."""
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        path = Path(path)
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            return INVALID
+        return parse_yaml(path.read_text(encoding="utf-8"), str(path))[0]
+    except (OSError, UnicodeDecodeError, SpecError):
         return INVALID
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import socket
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -30,12 +29,20 @@ from pathlib import Path
 import numpy as np
 
 from workbench.camera import Camera
+from workbench.display import display_problem
 from workbench.errors import WorkbenchError
 from workbench.scene.bodies import shape_hull_vertices
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.frames import mass_overrides_from_params
-from workbench.sim.state import State, Trajectory
+from workbench.sim.state import (
+    FRAME_SLACK,
+    State,
+    Trajectory,
+    check_same_bodies,
+    finite_records,
+    records_at_rate,
+)
 
 __all__ = [
     "replay",
@@ -44,8 +51,14 @@ __all__ = [
     "frame_camera",
     "body_extent",
     "body_boxes",
-    "display_problem",
     "VIDEO_SUFFIXES",
+    "FOV_DEG",
+    "VIEWER_FOV_DEG",
+    "VIEWER_ASPECT",
+    "FPS_RANGE",
+    "SPEED_RANGE",
+    "MAX_SIDE",
+    "MAX_FRAMES",
 ]
 
 #: Vertical field of view of rendered frames and videos, degrees.
@@ -101,56 +114,36 @@ LOOP_PAUSE = 0.5
 #: Longest single sleep during replay, s: how quickly a closed window is noticed.
 _POLL = 0.1
 
-#: How long to wait for an X server to accept a connection, s, before calling it unreachable.
-DISPLAY_TIMEOUT = 1.0
-
 #: What :func:`replay` tells a user whose display cannot be opened.
 NO_DISPLAY_HINT = (
     "instead write PNG frames (--frames DIR), a video (--video FILE.mp4) or a web page "
     "(--html FILE.html), or run the viewer under a virtual display (xvfb-run workbench replay ...)"
 )
 
-#: Slack, in frames, when counting how many frames of a given rate fit in a trajectory:
-#: record times are sums of float steps (6 * (1/240) is not exactly 0.025), so a last frame due
-#: exactly at the end must not be lost to rounding.
-_FRAME_SLACK = 1e-6
+#: Frames per second of frames and videos, least and most. Below 0.1 (a frame per 10 s of run)
+#: frames no longer show motion, and the formats break further down: a GIF frame's delay is a
+#: 16-bit count of hundredths of a second (at most 655.35 s: 0.0015 fps), and imageio's ffmpeg
+#: fails near 1e-9. Above 1000 frames would only repeat records (PyBullet's default step is
+#: 1/240 s, and runs record at most every step) while each costs a render (about 0.1 s here).
+FPS_RANGE = (0.1, 1000.0)
+
+#: Playback speed factors, least and most, of the viewer, frames and videos. Frames are taken
+#: every speed / fps s of run time, so at 0.01 a 1 s run is 100 s of playback (3000 frames at
+#: 30 fps); beyond 100 a run of seconds is over in one or two frames.
+SPEED_RANGE = (0.01, 100.0)
+
+#: Largest width or height of frames and videos, pixels: 8K video's width. PyBullet's software
+#: renderer keeps colour, depth and segmentation buffers of 4 bytes a pixel each, so an 8192 x
+#: 8192 frame already takes 0.8 GB and tens of seconds; 100000 x 100000 would never finish.
+MAX_SIDE = 8192
+
+#: Most frames one call renders: 100000 frames are nearly an hour of video at 30 fps and hours
+#: of rendering at the ~10 frames/s measured here (docs/replay.md); more is a slip of --fps or
+#: --speed.
+MAX_FRAMES = 100_000
 
 
 # ---------------------------------------------------------------------------------- public API
-def display_problem(env: dict | None = None) -> str | None:
-    """Why the viewer could not open a window, or None when it can (or we cannot tell).
-
-    On Linux PyBullet's GUI needs an X server, and ``p.connect(p.GUI)`` without one does not fail:
-    it prints "cannot connect to X server" and hangs, deaf to Ctrl-C. So before connecting, the
-    X server named by ``DISPLAY`` (``[host]:N[.screen]``) is asked for a connection: the socket
-    ``/tmp/.X11-unix/XN`` (and its abstract twin) for a local display, TCP port 6000 + N on
-    ``host`` otherwise, each with :data:`DISPLAY_TIMEOUT`. Other systems need no ``DISPLAY``.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    display = (os.environ if env is None else env).get("DISPLAY", "")
-    if not display:
-        return "no display: DISPLAY is not set"
-    host, _, rest = display.rpartition(":")
-    number = rest.split(".")[0]
-    if not number.isdigit():
-        return f"no display: DISPLAY={display!r} is not of the form [host]:N"
-    if host in ("", "unix"):
-        addresses = [(socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
-        addresses.append((socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"))  # abstract socket
-    else:
-        addresses = [(socket.AF_INET, (host, 6000 + int(number)))]
-    for family, address in addresses:
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as sock:
-                sock.settimeout(DISPLAY_TIMEOUT)
-                sock.connect(address)
-            return None
-        except OSError:
-            continue
-    return f"no display: cannot connect to the X server of DISPLAY={display!r}"
-
-
 def replay(
     scene: Scene,
     traj: Trajectory,
@@ -179,7 +172,8 @@ def replay(
     reverse : bool
         Play time backwards, from the last record to the first.
     speed : float
-        Playback speed factor (2 plays twice as fast as real time); must be > 0.
+        Playback speed factor (2 plays twice as fast as real time), within
+        :data:`SPEED_RANGE`.
     loop : bool
         Repeat until the window is closed.
     hold : bool
@@ -191,14 +185,13 @@ def replay(
     Raises
     ------
     WorkbenchError
-        For a non-positive speed, an empty trajectory, a trajectory of other bodies, or no display
-        to open the viewer on (:func:`display_problem`; the message says what to do instead).
+        For a speed outside :data:`SPEED_RANGE`, an empty trajectory, a trajectory of other
+        bodies, or no display to open the viewer on (:func:`display_problem`; the message says
+        what to do instead).
     """
-    if not _positive(speed):
-        raise WorkbenchError(f"speed must be a finite number > 0, got {speed!r}")
-    speed = float(speed)
+    speed = _check_range("speed", speed, SPEED_RANGE)
     order, tau = _playback(scene, traj, reverse)
-    keep = np.unique(_frames_at_rate(tau, REPLAY_FPS / speed))
+    keep = np.unique(records_at_rate(tau, REPLAY_FPS / speed))
     shown, due = order[keep], tau[keep] / speed  # wall-clock time of each frame from the start
     problem = display_problem()
     if problem is not None:
@@ -283,6 +276,7 @@ def render_frames(
     height: int = 480,
     every: int = 1,
     fps: float | None = None,
+    speed: float = 1.0,
     camera: Camera | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Path]:
@@ -302,13 +296,17 @@ def render_frames(
     reverse : bool
         Render time backwards: the first frame is the last record.
     width, height : int
-        Image size, pixels.
+        Image size, pixels, each at most :data:`MAX_SIDE`.
     every : int
         Render every ``every``-th record (counted from the first one played).
     fps : float, optional
-        Instead of ``every``: one frame per ``1/fps`` s of trajectory time, each showing the record
-        nearest that time, so the frames play back in real time at ``fps``. A record is repeated
-        when records are sparser than ``fps``.
+        Instead of ``every``: one frame per ``speed / fps`` s of trajectory time, each showing
+        the record nearest that time, so the frames played at ``fps`` show the run at ``speed``
+        times real time. A record is repeated when records are sparser. Within
+        :data:`FPS_RANGE`.
+    speed : float
+        Playback speed factor of the frames taken with ``fps``, within :data:`SPEED_RANGE`; must
+        stay 1 without ``fps``.
     camera : Camera, optional
         Default: :func:`frame_camera` for this image's aspect.
     progress : callable, optional
@@ -322,16 +320,23 @@ def render_frames(
     Raises
     ------
     WorkbenchError
-        For ``every < 1``, a non-positive ``fps`` or size, an empty trajectory, or a trajectory of
+        For ``every < 1``, an ``fps``, ``speed`` or size out of range, a ``speed`` without
+        ``fps``, more than :data:`MAX_FRAMES` frames, an empty trajectory, or a trajectory of
         other bodies.
     """
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise WorkbenchError(f"every must be an integer >= 1, got {every!r}")
-    if fps is not None and not _positive(fps):
-        raise WorkbenchError(f"fps must be a finite number > 0, got {fps!r}")
+    speed = _check_range("speed", speed, SPEED_RANGE)
+    if fps is not None:
+        fps = _check_range("fps", fps, FPS_RANGE)
+    elif speed != 1.0:
+        raise WorkbenchError("speed applies to frames taken at a rate: give fps too")
     _check_size(width, height)
     order, tau = _playback(scene, traj, reverse)
-    picks = _frames_at_rate(tau, float(fps)) if fps is not None else np.arange(0, len(order), every)
+    if fps is not None:
+        picks = _frame_picks(tau, fps / speed)
+    else:
+        picks = np.arange(0, len(order), every)
 
     from PIL import Image
 
@@ -356,25 +361,28 @@ def write_video(
     width: int = 640,
     height: int = 480,
     fps: float = 30.0,
+    speed: float = 1.0,
     camera: Camera | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Render ``traj`` headless into a video that plays in real time: MP4 or GIF by suffix.
+    """Render ``traj`` headless into a video that plays at ``speed`` times real time: MP4 or GIF
+    by suffix.
 
-    The frames are those of :func:`render_frames` at ``fps``. MP4 is H.264 in yuv420p (plays in
-    browsers and common players; the chroma planes are half size, so width and height must be
-    even), written by imageio through imageio-ffmpeg's bundled ffmpeg. A GIF's frame delays are
-    whole hundredths of a second (at least 2, the least browsers honour), so a GIF's rate is
-    100/k frames per second: ``fps`` 30 becomes 33.3, and at most 50.
+    The frames are those of :func:`render_frames` at ``fps`` and ``speed``. MP4 is H.264 in
+    yuv420p (plays in browsers and common players; the chroma planes are half size, so width and
+    height must be even), written by imageio through imageio-ffmpeg's bundled ffmpeg. A GIF's
+    frame delays are whole hundredths of a second (at least 2, the least browsers honour), so a
+    GIF's rate is 100/k frames per second: ``fps`` 30 becomes 33.3, and at most 50.
 
     Parameters
     ----------
-    scene, traj, reverse, width, height, camera, progress
+    scene, traj, reverse, width, height, speed, camera, progress
         As for :func:`render_frames`.
     path : str or Path
         ``.mp4`` or ``.gif`` file (replaced if it exists); its folder must exist.
     fps : float
-        Frames per second of trajectory time (and of playback).
+        Frames per second of playback, within :data:`FPS_RANGE`; at ``speed`` 1 also of
+        trajectory time.
 
     Returns
     -------
@@ -384,8 +392,8 @@ def write_video(
     Raises
     ------
     WorkbenchError
-        An unknown suffix, a missing folder, odd sizes for MP4, a non-positive ``fps``, or the
-        errors of :func:`render_frames`.
+        An unknown suffix, a missing folder, odd sizes for MP4, the errors of
+        :func:`render_frames`, or a writer that failed or wrote no file (the message says why).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -394,8 +402,8 @@ def write_video(
             f"{path}: unknown video format {path.suffix or '(no suffix)'!r}; expected "
             + " or ".join(VIDEO_SUFFIXES)
         )
-    if not _positive(fps):
-        raise WorkbenchError(f"fps must be a finite number > 0, got {fps!r}")
+    fps = _check_range("fps", fps, FPS_RANGE)
+    speed = _check_range("speed", speed, SPEED_RANGE)
     _check_size(width, height)
     if suffix == ".mp4" and (width % 2 or height % 2):
         raise WorkbenchError(
@@ -403,12 +411,11 @@ def write_video(
         )
     if not path.parent.is_dir():
         raise WorkbenchError(f"{path}: folder {path.parent} does not exist")
-    fps = float(fps)
     if suffix == ".gif":
         ticks = max(_GIF_MIN_TICKS, round(_GIF_TICKS_PER_S / fps))
         fps = _GIF_TICKS_PER_S / ticks
     order, tau = _playback(scene, traj, reverse)
-    picks = _frames_at_rate(tau, fps)
+    picks = _frame_picks(tau, fps / speed)
 
     import imageio.v2 as imageio
 
@@ -425,11 +432,17 @@ def write_video(
         )
     else:
         writer = imageio.get_writer(path, format="GIF", mode="I", duration=1000.0 / fps, loop=0)
-    with writer:
-        for k, rgb in enumerate(_rendered(scene, traj, order[picks], camera, width, height)):
-            writer.append_data(rgb)
-            if progress is not None:
-                progress(k + 1, len(picks))
+    try:
+        with writer:
+            for k, rgb in enumerate(_rendered(scene, traj, order[picks], camera, width, height)):
+                writer.append_data(rgb)
+                if progress is not None:
+                    progress(k + 1, len(picks))
+    except (OSError, RuntimeError, ValueError, OverflowError) as exc:  # ffmpeg's or Pillow's
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        raise WorkbenchError(f"{path}: the video writer failed: {lines[-1]}") from None
+    if not path.is_file() or path.stat().st_size == 0:
+        raise WorkbenchError(f"{path}: the video writer wrote no file")
     return len(picks)
 
 
@@ -516,19 +529,15 @@ def body_extent(
         return np.full(3, -EMPTY_FRAME_HALF), np.full(3, EMPTY_FRAME_HALF)
     lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
     for traj in runs:
-        if tuple(traj.body_names) != tuple(scene.body_names):
-            raise WorkbenchError(
-                f"the trajectory's bodies ({', '.join(traj.body_names)}) are not the "
-                f"scene's ({', '.join(scene.body_names)})"
-            )
-        centre, half, round_ = (x[framed] for x in body_boxes(scene, traj.params))
-        pos = np.asarray(traj.position, dtype=float)[:, framed, :]  # (nt, m, 3)
-        rot = _rotation_matrices(np.asarray(traj.orientation, dtype=float)[:, framed, :])
-        ok = np.all(np.isfinite(pos), axis=2) & np.all(np.isfinite(rot), axis=(2, 3))
-        pos, rot = pos[ok], rot[ok]  # (k, 3), (k, 3, 3): the finite (record, body) pairs
-        body = np.broadcast_to(np.arange(len(centre)), ok.shape)[ok]
-        if not len(body):
+        check_same_bodies(traj, scene.body_names)
+        records = finite_records(traj)
+        if not len(records):
             continue
+        centre, half, round_ = (x[framed] for x in body_boxes(scene, traj.params))
+        pos = np.asarray(traj.position, dtype=float)[records][:, framed, :]  # (k, m, 3)
+        rot = _rotation_matrices(np.asarray(traj.orientation, dtype=float)[records][:, framed, :])
+        body = np.broadcast_to(np.arange(len(centre)), pos.shape[:2]).ravel()
+        pos, rot = pos.reshape(-1, 3), rot.reshape(-1, 3, 3)  # every (record, body) pair
         mid = pos + np.einsum("kij,kj->ki", rot, centre[body])
         reach = np.where(
             round_[body][:, None], half[body], np.einsum("kij,kj->ki", np.abs(rot), half[body])
@@ -622,20 +631,21 @@ def _rendered(scene, traj, records, camera: Camera | None, width: int, height: i
 def _rotation_matrices(q: np.ndarray) -> np.ndarray:
     """Rotation matrices, shape (..., 3, 3), of unit quaternions (x, y, z, w), shape (..., 4)."""
     x, y, z, w = np.moveaxis(q, -1, 0)
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
+    rows = [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ]
+    return np.stack([np.stack(row, -1) for row in rows], -2)
 
 
 def _check_size(width, height) -> None:
+    """A :class:`WorkbenchError` unless both are integers from 1 to :data:`MAX_SIDE`."""
     for name, value in (("width", width), ("height", height)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise WorkbenchError(f"{name} must be an integer >= 1, got {value!r}")
+        if value > MAX_SIDE:
+            raise WorkbenchError(f"{name} must be at most {MAX_SIDE} pixels, got {value!r}")
 
 
 def _box_corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -727,17 +737,8 @@ def _playback(scene: Scene, traj: Trajectory, reverse: bool) -> tuple[np.ndarray
     """
     if traj.n_times == 0:
         raise WorkbenchError("the trajectory has no records to show")
-    if tuple(traj.body_names) != tuple(scene.body_names):
-        raise WorkbenchError(
-            f"the trajectory's bodies ({', '.join(traj.body_names)}) are not the "
-            f"scene's ({', '.join(scene.body_names)})"
-        )
-    ok = (
-        np.all(np.isfinite(traj.position), axis=(1, 2))
-        & np.all(np.isfinite(traj.orientation), axis=(1, 2))
-        & np.isfinite(traj.time)
-    )
-    order = np.flatnonzero(ok)
+    check_same_bodies(traj, scene.body_names)
+    order = finite_records(traj)
     if len(order) == 0:
         raise WorkbenchError("the trajectory has no finite records to show")
     if reverse:
@@ -747,16 +748,29 @@ def _playback(scene: Scene, traj: Trajectory, reverse: bool) -> tuple[np.ndarray
     return order, tau
 
 
-def _frames_at_rate(tau: np.ndarray, rate: float) -> np.ndarray:
-    """For frames every ``1/rate`` s of elapsed time ``tau`` (increasing, from 0), the position
-    in ``tau`` of the nearest record (earlier one on ties); consecutive repeats are possible."""
-    n_frames = int(math.floor(tau[-1] * rate + _FRAME_SLACK)) + 1
-    at = np.arange(n_frames) / rate
-    j = np.clip(np.searchsorted(tau, at), 1, max(len(tau) - 1, 1))
-    if len(tau) == 1:
-        return np.zeros(n_frames, dtype=int)
-    earlier = (at - tau[j - 1]) <= (tau[j] - at)
-    return np.where(earlier, j - 1, j)
+def _frame_picks(tau: np.ndarray, rate: float) -> np.ndarray:
+    """:func:`~workbench.sim.state.records_at_rate` of the elapsed times ``tau`` at ``rate``
+    frames per second of trajectory time, refused beyond :data:`MAX_FRAMES` frames."""
+    n_frames = math.floor(tau[-1] * rate + FRAME_SLACK) + 1
+    if n_frames > MAX_FRAMES:
+        raise WorkbenchError(
+            f"{n_frames} frames ({tau[-1]:g} s of run at {rate:g} frames per second of run time) "
+            f"exceed the {MAX_FRAMES}-frame limit: lower fps or raise speed"
+        )
+    return records_at_rate(tau, rate)
+
+
+def _check_range(name: str, value, bounds: tuple[float, float]) -> float:
+    """``value`` as a float, or a :class:`WorkbenchError` unless ``bounds[0] <= value <=
+    bounds[1]`` (NaN and non-numbers included)."""
+    lo, hi = bounds
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not lo <= x <= hi:
+        raise WorkbenchError(f"{name} must be a number from {lo:g} to {hi:g}, got {value!r}")
+    return x
 
 
 def _positive(x) -> bool:

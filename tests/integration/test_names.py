@@ -223,3 +223,11 @@ def test_the_command_line_from_another_folder(tmp_path):
     r = run_workbench("reverse", "reverse_landng", "--duration", "0.01", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "did you mean 'reverse_landing'?" in r.stderr
+
+
+def test_no_shipped_names_means_no_suggestion():
+    """With nothing to compare against, the hint is empty (difflib refuses n = 0)."""
+    from workbench.scene import catalog
+
+    assert catalog._nearest("sliding_blok", {}) == ""
+    assert catalog._nearest("sliding_blok", {"sliding_block": "sliding_block"}) == "'sliding_block'"

@@ -255,14 +255,16 @@ def test_a_failed_island_lcp_is_reported(monkeypatch, landing):
 
     monkeypatch.setattr("reverse.dynamics.solve_lcp", failing)
     result = run_reverse(scene, duration=0.005, hints=hints)
-    d = result.trajectory.diagnostics
-    # the first backward step (the last stored state but one) solved three islands, all failed;
-    # with the failed (zero) answers the bodies stay at rest and fall asleep afterwards
-    assert d["lcp_failed"][-2] == 3
-    assert d["lcp_fallbacks"][-2] == 3
+    traj = result.trajectory
+    # the first backward step's three islands failed, and so did their frictionless retries:
+    # the run stops there, not ok, with the scene's state only; the island log keeps the failed
+    # step's rows (step -1: the state they would have produced is not stored)
+    assert traj.status == "lcp_failed" and "3 island(s) was not solved" in traj.message
+    assert traj.n_times == 1
     log = result.island_log
-    assert b"failed" in log["status"].tolist()
-    assert any(f.startswith(b"regularized") for f in log["fallback"].tolist())
+    assert log["status"].tolist() == [b"failed"] * 3 and log["step"].tolist() == [-1] * 3
+    assert all(f.startswith(b"regularized") for f in log["fallback"].tolist())
+    assert all(f.endswith(b"frictionless retry failed") for f in log["fallback"].tolist())
 
 
 def test_a_failed_friction_lcp_falls_back_to_a_frictionless_island(monkeypatch, landing):

@@ -16,6 +16,7 @@ Layout (every field is checked; unknown fields are errors)::
       x: t                                        # column of the independent variable (times, s)
       y: ${column}                                # column of the measurements
       unit: m                                     # unit of the y column (optional)
+      label: distance fallen z                    # what y measures, for figures (optional)
       rows: [1, 7, 12, 17, 19]                    # zero-based rows, or "all" (default)
     model:                                        # either a Python response function ...
       function: uncertainty.examples.falling_object:FALLING_OBJECT   # module:name or file.py:name
@@ -38,7 +39,8 @@ Units (``unit:``, optional) label the figures' axes (``name [unit]``,
 :mod:`workbench.figures.labels`): ``data.unit`` is the unit of the y column (an inferred σ has
 the same unit), ``infer.<name>.unit`` that of a parameter; x is time in s. A unit is text
 (``"1"``, quoted, for a dimensionless quantity); an axis whose unit no spec declares shows
-``[?]``. Units are labels only: nothing is converted.
+``[?]``. Units are labels only: nothing is converted. ``data.label`` names what the y column
+measures on the fit's axis ("distance fallen z (sigma_0.3) [m]"; "measured sigma_0.3" without it).
 
 Any value may be ``{select: KEY, from: {KEY1: value1, ...}}``: it becomes the entry of ``from``
 named by ``KEY`` (typically ``"${case}"``), so one spec covers several data subsets or models.
@@ -56,7 +58,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, ValidationError
 
 from uncertainty.bayes import prior_from_spec
 from uncertainty.errors import UncertaintyError
@@ -185,6 +187,7 @@ class DataSpec(SpecSchema):
     y: str
     rows: list[int] | Literal["all"] = "all"
     unit: Unit | None = None  # of the y column
+    label: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
 
 
 class FunctionModelSpec(SpecSchema):
@@ -287,6 +290,9 @@ class InferenceSpec(LocatedSpec):
         Declared units by name (``data.unit``, ``infer.<name>.unit``): the y column and, when
         inferred, σ have ``data.unit``; the x column is time in s. Names without one are
         absent (figures label them ``[?]``).
+    y_label : str
+        What the measurements are, for figures (``data.label``, e.g. "distance fallen z"; the
+        y column's name when the spec gives none).
     """
 
     source: str
@@ -311,6 +317,7 @@ class InferenceSpec(LocatedSpec):
     design: DesignSpec | None
     line_of: Any = field(default=None, repr=False)
     units: dict[str, str] = field(default_factory=dict)
+    y_label: str = ""
 
     @property
     def n_parameters(self) -> int:
@@ -419,7 +426,7 @@ def load_spec(path: str | Path, overrides: Mapping[str, Any] | None = None) -> I
         data_file=data_file, x_name=data.x, y_name=data.y, rows=rows, x=x, y=y, model=model,
         names=names, priors=priors, starts=starts, sigma=sigma, sigma_prior=sigma_prior,
         eta=err.eta, correlation_length=err.correlation_length, exact=schema.exact,
-        design=schema.design, line_of=line_of, units=units,
+        design=schema.design, line_of=line_of, units=units, y_label=data.label or data.y,
     )  # fmt: skip
 
 

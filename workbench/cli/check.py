@@ -1,5 +1,6 @@
 """Load and validate SCENE (with --set overrides) and print what it holds; exit 2 with one line
-naming the field if it is invalid.
+naming the field if it is invalid, or if `workbench run` would refuse it as too large (steps or
+recorded memory; --force checks it as `run --force` would run it).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.common import add_scene_arguments, load_scene_arguments
+from workbench.sim.forward import check_run_size
 
 __all__ = ["add_check_parser", "cmd_check"]
 
@@ -26,12 +28,18 @@ def add_check_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scene_arguments(ck, settings=False)
+    ck.add_argument(
+        "--force",
+        action="store_true",
+        help="accept a run estimated beyond the step or record-memory limit (as run --force)",
+    )
     ck.set_defaults(func=cmd_check)
 
 
 def cmd_check(args) -> int:
     """``workbench check``: the settings, bodies, joints, springs, observers and parameters."""
     _, _, scene = load_scene_arguments(args)
+    check_run_size(scene, force=args.force)
     st = scene.settings
     print(f"{scene.source}: valid. {scene.description}".rstrip())
     print(

@@ -22,7 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from workbench.errors import SceneError, StoreError
+from workbench.errors import OptionError, StoreError
 from workbench.scene.catalog import find_scene
 from workbench.scene.loader import load_scene, parse_override
 from workbench.scene.model import Scene
@@ -115,7 +115,7 @@ def check_positive(
     allow_zero: bool = False,
     finite: bool = True,
 ) -> None:
-    """Raise :class:`SceneError` naming ``--option`` unless ``value`` is None or positive.
+    """Raise :class:`OptionError` naming ``--option`` unless ``value`` is None or positive.
 
     Parameters
     ----------
@@ -136,11 +136,18 @@ def check_positive(
     ok = (value >= 0 if allow_zero else value > 0) and (not finite or math.isfinite(value))
     if not ok:
         sign = "a non-negative" if allow_zero else "a positive"
-        raise SceneError(f"--{option}", "", f"expected {sign} {what}, got {value}")
+        raise OptionError(f"--{option}", f"expected {sign} {what}, got {value}")
+
+
+#: Largest count a command takes (-n, --workers, ...). A store preallocates per-realization
+#: arrays (completed, recorded, parameters: about 20 bytes per realization and more per
+#: parameter), so 1e8 realizations already need gigabytes before anything runs; beyond that a
+#: count is a typo, and beyond 2**63 it would not even fit the file's integers.
+MAX_COUNT = 10**8
 
 
 def check_count(option: str, value: int, what: str) -> None:
-    """Raise :class:`SceneError` naming ``option`` unless ``value`` >= 1.
+    """Raise :class:`OptionError` naming ``option`` unless 1 <= ``value`` <= :data:`MAX_COUNT`.
 
     Parameters
     ----------
@@ -151,14 +158,16 @@ def check_count(option: str, value: int, what: str) -> None:
         What is counted, singular (``"realization"``); the message says "at least 1 realization".
     """
     if value < 1:
-        raise SceneError(option, "", f"expected at least 1 {what}, got {value}")
+        raise OptionError(option, f"expected at least 1 {what}, got {value}")
+    if value > MAX_COUNT:
+        raise OptionError(option, f"expected at most {MAX_COUNT:.0e} {what}s, got {value}")
 
 
 def check_seed(value: int | None) -> None:
-    """Raise :class:`SceneError` naming ``--seed`` unless it is None or a non-negative integer
+    """Raise :class:`OptionError` naming ``--seed`` unless it is None or a non-negative integer
     (numpy's ``SeedSequence`` takes no negative entropy)."""
     if value is not None and value < 0:
-        raise SceneError("--seed", "", f"expected a non-negative integer, got {value}")
+        raise OptionError("--seed", f"expected a non-negative integer, got {value}")
 
 
 def check_output(path: str | Path | None, *, folder: bool = False) -> None:

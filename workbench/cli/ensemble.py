@@ -19,7 +19,7 @@ from workbench.cli.common import (
     parse_overrides,
     progress_bar,
 )
-from workbench.ensemble.run import SceneRef, run_ensemble
+from workbench.ensemble.run import SceneRef, check_scheduler_address, run_ensemble
 from workbench.scene.catalog import find_scene
 
 __all__ = ["add_ensemble_parser", "cmd_ensemble"]
@@ -45,6 +45,11 @@ def add_ensemble_parser(sub) -> None:
     add_scene_arguments(en)
     en.add_argument("-n", type=int, required=True, help="number of realizations")
     en.add_argument("-o", "--output", help="HDF5 file (default: <scene name>_ensemble.h5)")
+    en.add_argument(
+        "--force",
+        action="store_true",
+        help="run realizations above the run-size bounds (steps, recorded memory)",
+    )
     add_timestamp_argument(en)
     en.add_argument(
         "--seed", type=int, help="seed entropy (default: a fresh one, stored in the file)"
@@ -63,13 +68,16 @@ def add_ensemble_parser(sub) -> None:
     en.add_argument(
         "--resume",
         action="store_true",
-        help="fill in the realizations missing from an interrupted OUTPUT",
+        help="fill in the realizations missing from an interrupted OUTPUT (refused if the "
+        "scene, settings, -n, --seed or code versions differ from those it was made with)",
     )
     en.set_defaults(func=cmd_ensemble)
 
 
 def cmd_ensemble(args) -> int:
     """``workbench ensemble`` (the work is :func:`workbench.ensemble.run.run_ensemble`)."""
+    if args.scheduler is not None:  # before the scene loads: a typo fails at once
+        check_scheduler_address(args.scheduler)
     overrides = parse_overrides(args)
     check_count("-n", args.n, "realization")
     check_count("--workers", args.workers, "worker")
@@ -77,7 +85,7 @@ def cmd_ensemble(args) -> int:
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     path = find_scene(args.scene)
-    ref = SceneRef(str(path), overrides, args.dt, args.duration)
+    ref = SceneRef(str(path), overrides, args.dt, args.duration, force=args.force)
     scene = ref.load()  # validate before anything runs
     if not scene.is_random:
         print(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from workbench import __version__
@@ -91,7 +92,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             getattr(module, f"add_{name}_parser")(sub)
         else:
             sub.add_parser(name, help=help_line)
+    _accept_negative_numbers(ap)
     return ap
+
+
+#: What argparse should take for a negative number, not an option: Python 3.14's own matcher
+#: (CPython gh-124823). Python 3.11-3.13 take ``-1e-3`` for an unknown option, so ``--dt -1e-3``
+#: failed with "expected one argument" before the option's own check could say "expected a
+#: positive number". No option of ours looks like a negative number, so nothing is lost.
+_NEGATIVE_NUMBER = re.compile(r"-\.?\d")
+
+
+def _accept_negative_numbers(parser: argparse.ArgumentParser) -> None:
+    """Let ``parser`` and every subcommand's parser read ``-1e-3`` (and ``-.5``) as a value.
+
+    Sets argparse's private ``_negative_number_matcher`` (the attribute Python 3.14 changed),
+    so each option's own check reports a negative value in one line.
+    """
+    parser._negative_number_matcher = _NEGATIVE_NUMBER
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _accept_negative_numbers(child)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench {args.command}: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        # 2 for bad input; an error that stops a run part-way (a full disk: StoreWriteError)
+        # says 1, the status of a run that failed with its partial results kept
+        return int(getattr(exc, "exit_status", 2))
     except KeyboardInterrupt:
         print(f"workbench {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from reverse.markov import STATE_NAMES
-from reverse.markov_training import thrown_body, train
+from reverse.markov_training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
 from workbench.cli.common import (
     add_scene_arguments,
     check_count,
@@ -74,6 +74,11 @@ def add_markov_parser(sub) -> None:
         "--seed", type=int, help="seed entropy (default: fresh; printed and stored in the file)"
     )
     tr.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    tr.add_argument(
+        "--force",
+        action="store_true",
+        help=f"train even above the bound of {MAX_TRAIN_STEPS:,} steps in all",
+    )
     tr.set_defaults(func=cmd_markov_train)
 
 
@@ -92,8 +97,9 @@ def cmd_markov_train(args) -> int:
     check_count("--workers", args.workers, "worker")
     dt = args.dt or scene.settings.dt
     duration = args.duration or scene.settings.duration
-    if int(round(duration / dt)) < 1:
-        raise SceneError("--duration", "", f"expected at least one step of {dt:g} s")
+    problem = training_problem(args.n, duration, dt)  # refuses < 1 or uncountable steps too
+    if problem and not args.force:
+        raise SceneError("--duration", "", f"{problem}; pass --force to train anyway")
     entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
     out = Path(args.output or f"{path.stem}_markov.json")
     if not out.parent.is_dir():

@@ -5,16 +5,21 @@ headless as PNG frames (--frames), a video (--video) or a web page (--html).
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 import numpy as np
 
-from workbench.camera import parse_camera
-from workbench.cli.common import progress_bar
+from workbench.camera import Camera, parse_camera_option
+from workbench.cli.common import check_output, progress_bar
 from workbench.errors import WorkbenchError
 from workbench.scene.loader import scene_from_json
+from workbench.sim.state import finite_records
 from workbench.store import TrajectoryStore
 from workbench.viewer import (
     FOV_DEG,
+    FPS_RANGE,
+    MAX_SIDE,
+    SPEED_RANGE,
     VIDEO_SUFFIXES,
     VIEWER_ASPECT,
     VIEWER_FOV_DEG,
@@ -50,6 +55,7 @@ examples:
   workbench replay fall.h5 --video fall.mp4        # H.264 MP4; --video fall.gif for a GIF
   workbench replay fall.h5 --html fall.html        # a page to open in any browser
   workbench replay fall.h5 --video fall.mp4 --camera 0,0,50,120,0,-10
+  workbench replay fall.h5 --video slow.mp4 --speed 0.25   # a quarter of real time
   workbench ensemble random_box -n 30 --seed 1 -o boxes.h5
   workbench replay boxes.h5 --html boxes.html      # the first 20 realizations and the nominal
   workbench replay boxes.h5 --realization 3 --video box3.gif --size 320x240
@@ -71,7 +77,13 @@ def add_replay_parser(sub) -> None:
         f"{HTML_MAX_RUNS} and the nominal run)",
     )
     rp.add_argument("--reverse", action="store_true", help="play time backwards")
-    rp.add_argument("--speed", type=float, default=1.0, help="playback speed factor (default 1)")
+    rp.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help=f"playback speed factor, {SPEED_RANGE[0]:g} to {SPEED_RANGE[1]:g} (default 1): of "
+        "the viewer and the page; frames and videos take a frame every SPEED/FPS s of run time",
+    )
     rp.add_argument("--loop", action="store_true", help="repeat until the window is closed")
     rp.add_argument(
         "--no-hold",
@@ -92,12 +104,14 @@ def add_replay_parser(sub) -> None:
         "--fps",
         type=float,
         default=30.0,
-        help="frames per second of run time for --frames and --video (default 30)",
+        help=f"frames per second of playback for --frames and --video, {FPS_RANGE[0]:g} to "
+        f"{FPS_RANGE[1]:g} (default 30; of run time at --speed 1)",
     )
     rp.add_argument(
         "--size",
         default="640x480",
-        help="image size WxH, pixels, for --frames and --video (default 640x480)",
+        help=f"image size WxH, pixels, each side at most {MAX_SIDE}, for --frames and --video "
+        "(default 640x480)",
     )
     rp.add_argument(
         "--camera",
@@ -114,21 +128,41 @@ def add_replay_parser(sub) -> None:
 def cmd_replay(args) -> int:
     """``workbench replay`` (the work is :mod:`workbench.viewer` and :mod:`workbench.web`)."""
     size = _size(args.size)
+    fps = _within("--fps", args.fps, FPS_RANGE)
+    speed = _within("--speed", args.speed, SPEED_RANGE)
     if args.video and not args.video.lower().endswith(VIDEO_SUFFIXES):
         raise WorkbenchError(
             f"--video {args.video}: expected a file name ending in " + " or ".join(VIDEO_SUFFIXES)
         )
+    view = _camera_option(args.camera)
+    check_output(args.video)
+    check_output(args.html)
+    check_output(args.frames, folder=True)
     with TrajectoryStore.open(args.file) as store:
         scene = scene_from_json(store.attrs.get("scene_json", ""), source=args.file)
-        traj = store.read(0 if args.realization is None else args.realization)
-        runs = _page_runs(store, args.realization, traj) if args.html else None
+        nominal = store.read_nominal() if args.html and args.realization is None else None
+        # an ensemble's page (the file holds more than one run) needs no realization 0
+        page_of_many = (
+            bool(args.html)
+            and args.realization is None
+            and (store.n_realizations > 1 or nominal is not None)
+        )
+        traj = None
+        if not page_of_many or args.frames or args.video:
+            traj = _one_run(store, args.realization)
+        runs = None
+        if args.html:
+            if page_of_many:
+                runs = _page_runs(store, nominal)
+            else:
+                runs = {_label(store, args.realization): traj}
     if not (args.frames or args.video or args.html):
-        camera = _camera(args.camera, scene, [traj], VIEWER_ASPECT, VIEWER_FOV_DEG)
+        camera = _camera(view, scene, [traj], VIEWER_ASPECT, VIEWER_FOV_DEG)
         replay(
             scene,
             traj,
             reverse=args.reverse,
-            speed=args.speed,
+            speed=speed,
             loop=args.loop,
             hold=args.hold,
             camera=camera,
@@ -142,7 +176,7 @@ def cmd_replay(args) -> int:
     for target, write, summary in outputs:
         if not target:
             continue
-        camera = _camera(args.camera, scene, [traj], w / h, FOV_DEG)
+        camera = _camera(view, scene, [traj], w / h, FOV_DEG)
         with progress_bar(traj.n_times, "frames", quiet=args.quiet) as advance:
             written = write(
                 scene,
@@ -151,7 +185,8 @@ def cmd_replay(args) -> int:
                 reverse=args.reverse,
                 width=w,
                 height=h,
-                fps=args.fps,
+                fps=fps,
+                speed=speed,
                 camera=camera,
                 progress=advance,
             )
@@ -159,74 +194,127 @@ def cmd_replay(args) -> int:
     if args.html:
         from workbench.web import write_replay_page  # three.js page: only for --html
 
-        camera = _camera(args.camera, scene, list(runs.values()), HTML_ASPECT, FOV_DEG)
-        write_replay_page(
-            args.html, scene, runs, camera=camera, reverse=args.reverse, speed=args.speed
-        )
+        camera = _camera(view, scene, list(runs.values()), HTML_ASPECT, FOV_DEG)
+        write_replay_page(args.html, scene, runs, camera=camera, reverse=args.reverse, speed=speed)
         print(f"wrote {args.html} ({_labels(runs)})")
     return 0
 
 
 def _size(text: str) -> tuple[int, int]:
-    """``--size WxH`` as (width, height), both >= 1."""
+    """``--size WxH`` as (width, height), each from 1 to :data:`~workbench.viewer.MAX_SIDE`."""
     try:
         w, h = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise WorkbenchError(f"--size: expected WIDTHxHEIGHT, got {text!r}") from None
-    if w < 1 or h < 1:
-        raise WorkbenchError(f"--size: expected a positive width and height, got {text!r}")
+    if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
+        raise WorkbenchError(
+            f"--size: expected a width and height from 1 to {MAX_SIDE} pixels, got {text!r}"
+        )
     return w, h
 
 
-def _camera(text, scene, trajectories, aspect: float, fov: float):
-    """The camera ``--camera`` gives, or the framed one (:func:`frame_camera`)."""
+def _within(option: str, value: float, bounds: tuple[float, float]) -> float:
+    """``value`` unless outside ``bounds`` (NaN included): then a one-line error."""
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        raise WorkbenchError(f"{option}: expected a number from {lo:g} to {hi:g}, got {value:g}")
+    return value
+
+
+def _camera_option(text):
+    """``--camera`` as a Camera, a (yaw, pitch) view, or None (:func:`parse_camera_option`)."""
     if text is None:
-        return frame_camera(scene, trajectories, aspect, fov=fov)
-    parts = text.split(",")
-    if len(parts) not in (2, 4, 6):
-        raise WorkbenchError(
-            f"--camera: expected YAW,PITCH or X,Y,Z,DISTANCE[,YAW,PITCH], got {text!r}"
-        )
-    if len(parts) == 2:
-        try:
-            yaw, pitch = (float(x) for x in parts)
-        except ValueError:
-            raise WorkbenchError(f"--camera: expected YAW,PITCH in degrees, got {text!r}") from None
-        if not (np.isfinite(yaw) and -90.0 < pitch < 90.0):
-            raise WorkbenchError(
-                f"--camera: expected a finite yaw and a pitch strictly between -90 and 90 "
-                f"degrees, got {text!r}"
-            )
-        return frame_camera(scene, trajectories, aspect, fov=fov, view=(yaw, pitch))
+        return None
     try:
-        return parse_camera(text, fov=fov)
+        return parse_camera_option(text, fov=FOV_DEG)
     except ValueError as exc:
         raise WorkbenchError(f"--camera: {exc}") from None
 
 
-def _page_runs(store, realization: int | None, traj) -> dict:
-    """The runs of the web page, label -> Trajectory, and a line on stdout naming what was left
-    out: the one run of a single-run file or of ``--realization``; otherwise the nominal run (if
-    stored) and the first :data:`HTML_MAX_RUNS` completed realizations."""
-    nominal = store.read_nominal()
-    if realization is not None or (store.n_realizations == 1 and nominal is None):
-        label = "run" if store.n_realizations == 1 else f"realization {realization}"
-        return {label: traj}
+def _camera(view, scene, trajectories, aspect: float, fov: float) -> Camera:
+    """The camera ``--camera`` gave (with this output's ``fov``), or the one
+    :func:`frame_camera` frames, from the view ``--camera YAW,PITCH`` gave if it did."""
+    if isinstance(view, Camera):
+        return replace(view, fov=fov)
+    return frame_camera(scene, trajectories, aspect, fov=fov, view=view)
+
+
+def _label(store, realization: int | None) -> str:
+    """The page's label of the one run shown."""
+    return "run" if store.n_realizations == 1 else f"realization {realization or 0}"
+
+
+def _one_run(store, realization: int | None):
+    """Realization ``realization`` (default 0) of ``store``, or a one-line error saying why it
+    cannot be shown: out of range, not completed, or failed with no finite record. A failed run
+    with records (a non-finite state stops a run and keeps the records before it) is shown,
+    with a line saying so.
+    """
+    i = 0 if realization is None else realization
+    if not 0 <= i < store.n_realizations:
+        raise WorkbenchError(
+            f"{store.path}: --realization {i}: the file holds realizations 0 to "
+            f"{store.n_realizations - 1}"
+        )
+    name = "the run" if store.n_realizations == 1 else f"realization {i}"
+    if not store.completed[i]:
+        done = np.flatnonzero(store.completed)
+        hint = f"completed: {_ranges(done)}" if len(done) else "none is completed"
+        raise WorkbenchError(f"{store.path}: {name} is not completed ({hint}; --realization I)")
+    traj = store.read(i)
+    if traj.status != "ok":
+        failure = f"{name} failed ({traj.status}: {traj.message})"
+        kept = len(finite_records(traj))
+        if not kept:
+            raise WorkbenchError(f"{store.path}: {failure}")
+        print(f"{failure}; showing its {kept} records before the failure")
+    return traj
+
+
+def _page_runs(store, nominal) -> dict:
+    """The runs of an ensemble's web page, label -> Trajectory: the ``nominal`` run (if any) and
+    the first :data:`HTML_MAX_RUNS` realizations that completed with status ok and have a
+    finite record, and a line on stdout naming what was left out. The nominal run alone when no
+    realization qualifies; a one-line error when there is nothing to show."""
     runs = {} if nominal is None else {"nominal": nominal}
     completed = np.flatnonzero(store.completed)
-    shown, left = completed[:HTML_MAX_RUNS], completed[HTML_MAX_RUNS:]
-    for i in shown:
-        runs[f"realization {i}"] = store.read(int(i))
+    statuses = store.statuses()  # of the completed realizations, in order
+    failed, empty, extra = [], [], []
+    shown = 0
+    for i, status in zip(completed.tolist(), statuses, strict=True):
+        if status != "ok":
+            failed.append(i)
+        elif shown >= HTML_MAX_RUNS:
+            extra.append(i)
+        else:
+            traj = store.read(i)
+            if len(finite_records(traj)) == 0:
+                empty.append(i)
+                continue
+            runs[f"realization {i}"] = traj
+            shown += 1
+    if not runs:
+        raise WorkbenchError(
+            f"{store.path}: nothing to show: no nominal run, and none of the "
+            f"{store.n_realizations} realizations completed with a finite record "
+            f"({len(completed)} completed, {len(failed)} of them failed)"
+        )
     not_done = store.n_realizations - len(completed)
-    if len(left) or not_done:
-        parts = []
-        if len(left):
-            parts.append(f"{len(left)} completed realizations ({_ranges(left)})")
-        if not_done:
-            parts.append(f"{not_done} not completed")
+    parts = []
+    if extra:
+        parts.append(f"{len(extra)} completed realizations ({_ranges(extra)})")
+    if failed:
+        parts.append(f"{len(failed)} failed ({_ranges(failed)})")
+    if empty:
+        parts.append(f"{len(empty)} without a finite record ({_ranges(empty)})")
+    if not_done:
+        parts.append(f"{not_done} not completed")
+    if parts:
         print(
-            f"the page shows {len(shown)} of {store.n_realizations} realizations; left out: "
-            + " and ".join(parts)
+            f"the page shows {shown} of {store.n_realizations} realizations"
+            + (" and the nominal run" if nominal is not None else "")
+            + "; left out: "
+            + ", ".join(parts)
             + " (--realization I shows realization I)"
         )
     return runs

@@ -11,9 +11,16 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.hints import load_hints, script_hints
+from reverse import run as reverse_run
+from reverse.hints import late_hints, load_hints, script_hints
 from reverse.markov import load_model
-from reverse.run import run_reverse, stitch_forward
+from reverse.run import (
+    OVERLAP_WARNING,
+    plan_reverse_run,
+    run_reverse,
+    start_overlap,
+    stitch_forward,
+)
 from reverse.sampling import sample_reverse_runs
 from reverse.stepper import StepSettings
 from workbench.cli.common import (
@@ -69,6 +76,12 @@ and why it was rejected are in /sampling/outcomes.
 --then-forward T appends T seconds of PyBullet forward simulation from the scene's state, so an
 intermediate frame becomes one trajectory: the reverse run leading to it, then the forward run
 from it (the CRASH example of §5).
+
+Limits (docs/reverse.md, "Limits"): a run of more than 100,000 backward steps or 2 GiB of
+records is refused with the estimate (steps, time, memory) unless --force; a hint speed above
+1000 m/s is refused; bodies overlapping by more than 1 mm in the scene's state are warned about
+(attribute start_overlap). A step whose contact LCP was not solved (nor its frictionless retry)
+ends the run like a non-finite state: the earlier records are written, exit status 1.
 
 SCENE, a --hints file and a --markov table may be paths or names: a name is looked up next to
 the scene (hints) and among the shipped files, which `workbench scenes` lists.
@@ -184,6 +197,12 @@ def add_reverse_parser(sub) -> None:
         metavar="T",
         help="append T s of PyBullet forward simulation from the scene's state",
     )
+    rv.add_argument(
+        "--force",
+        action="store_true",
+        help=f"run even above the bounds on steps ({reverse_run.MAX_REVERSE_STEPS:,} per run) "
+        "and record memory (2 GiB) that refuse runs too long to be meant",
+    )
     rv.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     rv.set_defaults(func=cmd_reverse)  # fmt: skip
 
@@ -206,14 +225,27 @@ def cmd_reverse(args) -> int:
         if args.then_forward:
             raise SceneError("--then-forward", "", "cannot be combined with --samples")
     dt = args.dt or scene.settings.dt
+    _check_size(args, scene, dt)
     if args.hints == "script":
         hints, hints_text = script_hints(path, scene.parameters, scene.body_names)
+        hints_source = f"{path}: hints()"
     elif args.hints:
         hints_path = find_hints(args.hints, path)
         hints = load_hints(hints_path, scene.body_names)
         hints_text = hints_path.read_text(encoding="utf-8")
+        hints_source = str(hints_path)
     else:
-        hints, hints_text = [], ""
+        hints, hints_text, hints_source = [], "", ""
+    n_steps = int(round(args.duration / dt))
+    late = late_hints(hints, n_steps, dt)
+    if late:
+        first = min(late, key=lambda h: h.at)
+        print(
+            f"workbench reverse: warning: {hints_source}: {len(late)} hint(s) act after the last "
+            f"backward step of the run ({n_steps} steps of {dt:g} s) and are not used; the "
+            f"earliest: {first.where or first.body}.at = {first.at:g} s",
+            file=sys.stderr,
+        )
     table = find_data(args.markov, what="contact-transition table") if args.markov else None
     markov = load_model(table) if table is not None else None
     settings = StepSettings(
@@ -234,10 +266,20 @@ def cmd_reverse(args) -> int:
         "energy_limit": args.energy_limit,
         "on_energy": args.on_energy,
     }
+    overlap = start_overlap(scene)
+    if overlap.depth > OVERLAP_WARNING:
+        a, b = overlap.bodies
+        print(
+            f"workbench reverse: warning: {path}: bodies {a!r} and {b!r} overlap by "
+            f"{overlap.depth:.3g} m in the scene's state (more than {OVERLAP_WARNING:g} m, which "
+            "no resting contact reaches); the run goes ahead from it as given",
+            file=sys.stderr,
+        )
     attrs = {
         "time_reversed": 1,
         "reverse_dt": dt,
         "hints": hints_text,
+        "start_overlap": overlap.depth,
         "reverse_settings": repr(settings),
         **({"markov_table": markov.to_json()} if markov is not None else {}),
         **({"energy_limit": args.energy_limit} if args.energy_limit else {}),
@@ -246,6 +288,30 @@ def cmd_reverse(args) -> int:
     if args.samples is not None:
         return _sample(args, path, overrides, scene, options, attrs, out)
     return _single(args, path, scene, options, attrs, out)
+
+
+def _check_size(args, scene, dt) -> None:
+    """Refuse, unless ``--force``, a run whose estimated steps or record memory exceed the bounds
+    of :mod:`reverse.run` (one line with the numbers); a step count too large to count is refused
+    even with ``--force``."""
+    option = "--dt" if args.dt else "--duration"
+    n_bodies = len(scene.bodies)
+    if args.samples is not None:
+        held = args.keep + (1 if args.scheduler else args.workers)  # kept + in flight here
+        plan = plan_reverse_run(
+            args.duration, dt, n_bodies, runs=args.samples, held=held, option=option
+        )
+        what = f"{args.samples} runs of {args.duration:g} s at dt = {dt:g} s are"
+    else:
+        plan = plan_reverse_run(args.duration, dt, n_bodies, option=option)
+        what = f"{args.duration:g} s at dt = {dt:g} s is"
+    problem = plan.problem()
+    if not problem and args.then_forward:
+        plan = plan_reverse_run(args.then_forward, dt, n_bodies, option="--then-forward")
+        problem = plan.problem("forward")
+        option, what = "--then-forward", f"{args.then_forward:g} s at dt = {dt:g} s is"
+    if problem and not args.force:
+        raise SceneError(option, "", f"{what} {problem}; pass --force to run it anyway")
 
 
 def _single(args, path, scene, options, attrs, out) -> int:
@@ -283,8 +349,8 @@ def _single(args, path, scene, options, attrs, out) -> int:
         return 1
     if failed:
         print(
-            f"workbench reverse: warning: {failed} island LCP(s) failed (see /reverse/islands "
-            f"in {out}); their bodies moved with Lemke's last iterate",
+            f"workbench reverse: warning: {failed} island LCP(s) failed and were solved again "
+            f"without friction for that step (see /reverse/islands in {out})",
             file=sys.stderr,
         )
     if traj.message:  # e.g. the energy guard in flag mode

@@ -18,7 +18,7 @@ from workbench.cli.common import (
     progress_bar,
 )
 from workbench.scene.loader import scene_to_json
-from workbench.sim.forward import run_scene
+from workbench.sim.forward import MAX_RECORD_BYTES, MAX_STEPS, check_run_size, run_scene
 from workbench.store import write_trajectory
 
 __all__ = ["add_run_parser", "cmd_run"]
@@ -30,6 +30,7 @@ examples:
   workbench run falling_object --set c=0.2 --duration 2 -o falling_c02.h5
   workbench run my_scene.yaml --dt 0.0005 -q
   workbench run scenes/spelling_balls.py -o balls.h5
+  workbench run falling_object --dt 1e-6 --force   # 5e6 steps: past the limit, on purpose
 
 then: workbench inspect falling.h5, workbench plot falling.h5 --observer height,
 workbench replay falling.h5
@@ -46,6 +47,12 @@ def add_run_parser(sub) -> None:
     add_scene_arguments(r)
     r.add_argument("-o", "--output", help="HDF5 file to write (default: <scene name>.h5)")
     add_timestamp_argument(r)
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help=f"run even when the run is estimated beyond {MAX_STEPS:.0e} steps or "
+        f"{MAX_RECORD_BYTES // 2**20} MiB of records (refused otherwise, with the numbers)",
+    )
     r.set_defaults(func=cmd_run)
 
 
@@ -55,11 +62,12 @@ def cmd_run(args) -> int:
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     scene = scene.with_settings(dt=args.dt, duration=args.duration)
+    check_run_size(scene, force=args.force)
     out = Path(args.output or f"{path.stem}.h5")
     check_output(out)  # before the run, not after it
     t0 = time.perf_counter()
     with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
-        traj = run_scene(scene, progress=advance)
+        traj = run_scene(scene, progress=advance, force=args.force)
     wall = time.perf_counter() - t0
     write_trajectory(
         out,

@@ -5,7 +5,7 @@ run ``dask scheduler`` / ``dask worker`` with the settings found right for PyBul
 (docs/architecture.md, "Dask"):
 one thread per worker (PyBullet holds the GIL and a client shared across threads gives wrong
 results), no dashboard, no nanny (the nanny's default MALLOC_TRIM_THRESHOLD_ made PyBullet tasks
-about 45% slower), bound to 127.0.0.1. They are stopped by process id.
+about 45% slower), bound to 127.0.0.1, their HTTP servers too. They are stopped by process id.
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ from collections.abc import Iterator
 from workbench.errors import WorkbenchError
 
 __all__ = ["local_dask_cluster"]
+
+#: Where the scheduler's and the workers' HTTP servers listen: ``--no-dashboard`` alone still
+#: leaves one (health, metrics, info pages) on 0.0.0.0 (measured with distributed 2026.8.0,
+#: docs/trust.md); port 0 lets the system pick a free one.
+LOCAL_HTTP = ["--dashboard-address", "127.0.0.1:0"]
 
 
 def _free_port() -> int:
@@ -50,7 +55,8 @@ def local_dask_cluster(n_workers: int = 2, *, timeout: float = 60.0, env=None) -
     try:
         procs.append(
             subprocess.Popen(
-                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
+                + LOCAL_HTTP,
                 **quiet,
             )
         )
@@ -67,6 +73,7 @@ def local_dask_cluster(n_workers: int = 2, *, timeout: float = 60.0, env=None) -
                         "--no-dashboard",
                         "--host",
                         "127.0.0.1",
+                        *LOCAL_HTTP,
                     ],
                     **quiet,
                 )

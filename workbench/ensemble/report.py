@@ -37,6 +37,18 @@ def _observer(store: TrajectoryStore, name: str) -> tuple[np.ndarray, dict]:
     return store.read_array(f"observers/{name}"), info[name]
 
 
+def _finite_rows(Y: np.ndarray, store: TrajectoryStore, what: str) -> None:
+    """Refuse to draw ``what`` when no realization of ``Y`` (n_real, nt, ...) has finite
+    records: a figure of nothing (every realization missing, failed or damaged)."""
+    if Y.shape[0] and np.any(np.all(np.isfinite(Y.reshape(Y.shape[0], -1)), axis=1)):
+        return
+    done = int(store.completed.sum())
+    raise StoreError(
+        f"{store.path}: no completed realization with finite records of {what} to plot "
+        f"({done} of {store.n_realizations} completed); see `workbench inspect {store.path}`"
+    )
+
+
 def _require_ensemble(store: TrajectoryStore, path) -> None:
     """Refuse a file that holds one run (``kind = "run"``): it has no spread to summarise."""
     attrs = store.attrs
@@ -137,6 +149,7 @@ def plot_ensemble_observer(path, name: str, out, p_c: float = 0.9) -> Path:
 
     with TrajectoryStore.open(path) as store:
         Y, info = _observer(store, name)
+        _finite_rows(Y, store, f"observer '{name}'")
         nominal = store.read_nominal()
         time = store.schema.time
         n_ok = int(np.sum(np.all(np.isfinite(Y.reshape(Y.shape[0], -1)), axis=1)))
@@ -163,6 +176,7 @@ def plot_parameter(path, key: str, out) -> Path:
         if key not in shapes:
             raise StoreError(f"{path}: no parameter '{key}'; the file has {', '.join(shapes)}")
         arr = store.read_array(f"params/{key}")
+        _finite_rows(arr, store, f"parameter '{key}'")
         unit = str(store.dataset_attrs(f"params/{key}").get("units", ""))
     shape = shapes[key]
     if shape == ():
@@ -180,5 +194,6 @@ def plot_ensemble_convergence(path, name: str, out) -> Path:
 
     with TrajectoryStore.open(path) as store:
         Y, info = _observer(store, name)
+        _finite_rows(Y, store, f"observer '{name}'")
         time = store.schema.time
     return plot_convergence(mean_square_convergence(Y, time), name, out, unit=info["unit"])

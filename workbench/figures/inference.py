@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 
 from workbench.figures.files import save_figure  # noqa: E402
 from workbench.figures.labels import (  # noqa: E402
+    COUNT,
     DIMENSIONLESS,
     axis_label,
     density_label,
@@ -85,7 +86,11 @@ def plot_fit(result, fit, out, *, title: str = "", units: Mapping[str, str] | No
     sigma = spec.sigma if spec.sigma is not None else float(result.map.x[-1])
     ax.errorbar(spec.x, spec.y, yerr=sigma, fmt="ko", ms=4, capsize=2, label="data ± σ")
     ax.set_xlabel(axis_label(spec.x_name, unit_of(spec.x_name, units)))
-    ax.set_ylabel(axis_label(f"measured {spec.y_name}", unit_of(spec.y_name, units)))
+    if spec.y_label and spec.y_label != spec.y_name:  # what y measures, then its column
+        what = f"{spec.y_label} ({spec.y_name})"
+    else:
+        what = f"measured {spec.y_name}"
+    ax.set_ylabel(axis_label(what, unit_of(spec.y_name, units)))
     ax.legend()
     ax.set_title(title or f"{Path(spec.source).stem}: data (± σ) and MAP fit")
     return save_figure(fig, out, dpi=110, tight=True)
@@ -228,11 +233,11 @@ def plot_design_sequence(designs: list, out, *, title: str = "") -> Path:
     for n, res in designs:
         a1.plot(res.times, [n] * len(res.times), "o", color="C0", ms=4)
     a1.set_xlabel(axis_label("optimal measurement times", "s"))
-    a1.set_ylabel(axis_label("number of measurements N", "count"))
+    a1.set_ylabel(axis_label("number of measurements N", COUNT))
     a1.set_yticks(ns)
     a1.set_title("optimal times for each N", fontsize=10)
     a2.plot(ns, [res.entropy for _, res in designs], "o-")
-    a2.set_xlabel(axis_label("number of measurements N", "count"))
+    a2.set_xlabel(axis_label("number of measurements N", COUNT))
     a2.set_ylabel(axis_label("minimum information entropy", _ENTROPY_UNIT))
     a2.set_xticks(ns)
     a2.set_title("minimum entropy against N", fontsize=10)

@@ -1,18 +1,24 @@
 """Axis labels with units: one spelling for every figure of the workbench.
 
 Every axis says what it shows and in which unit, ``name [unit]``. A dimensionless quantity is
-labelled ``[1]`` (the SI notation for "unit one"). A unit the data does not declare (a scene
-parameter, an inference spec's data column) is shown as ``[?]`` rather than guessed.
+labelled ``[1]`` (the SI notation for "unit one"), except a number of things, which says
+``[count]`` (:data:`COUNT`: realizations, measurements), so that an axis of counts is not read as
+a ratio. A unit the data does not declare (a scene parameter, an inference spec's data column)
+is shown as ``[?]`` rather than guessed. A product with a compound unit is bracketed:
+``(rad/s) s^½``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["DIMENSIONLESS", "UNKNOWN_UNIT", "axis_label", "density_label", "unit_of"]
+__all__ = ["DIMENSIONLESS", "COUNT", "UNKNOWN_UNIT", "axis_label", "density_label", "unit_of"]
 
 #: The unit of a dimensionless quantity (observers' ``contact_count``, probabilities, ratios).
 DIMENSIONLESS = "1"
+
+#: The unit of a number of things (realizations, measurements, runs).
+COUNT = "count"
 
 #: What a label shows in place of a unit that no data declared.
 UNKNOWN_UNIT = "?"

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 
 from workbench.figures.files import save_figure  # noqa: E402
 from workbench.figures.labels import (  # noqa: E402
+    COUNT,
     DIMENSIONLESS,
     axis_label,
     density_label,
@@ -185,11 +186,12 @@ def plot_convergence(conv, label: str, out: str | Path, *, unit: str = "") -> Pa
     """
     fig, ax = plt.subplots(figsize=(6, 3.6))
     ax.plot(np.arange(1, len(conv) + 1), conv, color="C0", lw=1.5)
-    ax.set_xlabel(axis_label("number of realizations n", "count"))
+    ax.set_xlabel(axis_label("number of realizations n", COUNT))
     if unit == DIMENSIONLESS:
         conv_unit = "s^½"
     else:
-        conv_unit = f"{unit} s^½" if unit else ""
+        compound = any(c in unit for c in " /*·")
+        conv_unit = (f"({unit}) s^½" if compound else f"{unit} s^½") if unit else ""
     ax.set_ylabel(axis_label("conv(n)", conv_unit))
     ax.set_title(f"mean-square convergence of {label}\nover the realizations")
     ax.grid(alpha=0.3)

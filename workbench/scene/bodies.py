@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from pathlib import Path
 from typing import Annotated, Literal
+from xml.etree import ElementTree
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -262,6 +264,8 @@ class Body(StrictModel):
                     "inertia", "inertia: expected {problem}", {"problem": problem}
                 )
         base_dir = (info.context or {}).get("base_dir")
+        if self.shape.type == "urdf":
+            _check_urdf(self.shape, base_dir)
         props = _mass_properties(self, base_dir) if not static_shape else None
         object.__setattr__(self, "_props", props)
         if self.uncertainty is not None:
@@ -295,9 +299,25 @@ class Body(StrictModel):
 
 
 def _mass_properties(body: Body, base_dir: str | None) -> MassProperties | None:
-    shape = body.shape
-    if shape.type == "urdf":
+    if body.shape.type == "urdf":
         return None
+    with np.errstate(all="ignore"):  # overflows give inf or nan, named just below
+        mass, com, J = _resolve_mass_properties(body, base_dir)
+    problem = _mass_properties_problem(body, mass, com, J)
+    if problem is not None:
+        raise PydanticCustomError("mass_properties", "{problem}", {"problem": problem})
+    return MassProperties(
+        mass=float(mass),
+        com=tuple(float(x) for x in com),
+        inertia=tuple(tuple(float(x) for x in row) for row in J),
+    )
+
+
+def _resolve_mass_properties(body: Body, base_dir: str | None):
+    """Mass (kg), centre of mass (3,) and inertia (3, 3) about it, from what the body gives and
+    its shape; inf or nan where they overflow (numpy floats throughout: Python's raise
+    ``OverflowError`` instead, e.g. for the cube of a radius of 1e200)."""
+    shape = body.shape
     if shape.type == "mesh":
         vol, com, unit_inertia = _mesh_properties(shape, base_dir)
     else:
@@ -306,7 +326,7 @@ def _mass_properties(body: Body, base_dir: str | None) -> MassProperties | None:
     if body.mass is not None:
         mass = body.mass
     elif body.density is not None:
-        mass = body.density * vol
+        mass = float(body.density * vol)
     else:  # fixed body without mass: mass properties are irrelevant to the engine
         mass = 1.0
     if unit_inertia is not None:
@@ -317,36 +337,63 @@ def _mass_properties(body: Body, base_dir: str | None) -> MassProperties | None:
         com = np.asarray(body.com, dtype=float)
     if body.inertia is not None:
         J = body._inertia_given()
-    J = 0.5 * (J + J.T)
-    return MassProperties(
-        mass=float(mass),
-        com=tuple(float(x) for x in com),
-        inertia=tuple(tuple(float(x) for x in row) for row in J),
-    )
+    return mass, com, 0.5 * (J + J.T)
+
+
+def _mass_properties_problem(body: Body, mass: float, com: np.ndarray, J: np.ndarray) -> str | None:
+    """Why resolved mass properties are not physical, or None: the mass must be finite and
+    positive with a finite inverse, the centre of mass finite, the inertia admissible
+    (:func:`~workbench.scene.inertia.inertia_problem`). Given values pass their own checks; this
+    catches what is computed from them, e.g. a mesh scaled by 1e200 (volume overflows to inf,
+    mass and inertia to nan) or density times volume beyond the largest float."""
+    shape = body.shape
+    if shape.type == "mesh":
+        scale = shape.scale if isinstance(shape.scale, (int, float)) else list(shape.scale)
+        origin = f"mesh '{shape.file}' at scale {scale}"
+    else:
+        origin = f"{shape.type} {shape.model_dump(exclude={'type'}, exclude_none=True)}"
+    via = "mass" if body.mass is not None else ("density" if body.density is not None else None)
+    hint = f" (from {via} and the {origin})" if via else f" (from the {origin})"
+    with np.errstate(all="ignore"):
+        if not (math.isfinite(mass) and mass > 0.0 and math.isfinite(1.0 / mass)):
+            return f"mass: expected a finite positive mass, got {mass:.6g} kg{hint}"
+        if not np.all(np.isfinite(com)):
+            got = _inertia.format_vector(com)
+            return f"com: expected a finite centre of mass, got {got} m{hint}"
+        if body.inertia is None:  # a given inertia was checked with its field
+            problem = _inertia.inertia_problem(J)
+            if problem is not None:
+                return f"inertia: expected {problem}{hint}"
+    return None
+
+
+def _dimensions(shape) -> tuple:
+    """The shape's dimensions as numpy floats: radius and length, or the half extents."""
+    if shape.type == "box":
+        return (np.asarray(shape.halves, dtype=np.float64),)
+    if shape.type == "sphere":
+        return (np.float64(shape.radius),)
+    return np.float64(shape.radius), np.float64(shape.length)
 
 
 def _primitive_volume(shape) -> float:
-    if shape.type == "sphere":
-        return _inertia.sphere_volume(shape.radius)
-    if shape.type == "box":
-        return _inertia.box_volume(shape.halves)
-    if shape.type == "cylinder":
-        return _inertia.cylinder_volume(shape.radius, shape.length)
-    if shape.type == "capsule":
-        return _inertia.capsule_volume(shape.radius, shape.length)
-    raise AssertionError(shape.type)
+    volume = {
+        "sphere": _inertia.sphere_volume,
+        "box": _inertia.box_volume,
+        "cylinder": _inertia.cylinder_volume,
+        "capsule": _inertia.capsule_volume,
+    }[shape.type]
+    return volume(*_dimensions(shape))
 
 
 def _primitive_inertia(shape, mass: float) -> np.ndarray:
-    if shape.type == "sphere":
-        return _inertia.sphere_inertia(mass, shape.radius)
-    if shape.type == "box":
-        return _inertia.box_inertia(mass, shape.halves)
-    if shape.type == "cylinder":
-        return _inertia.cylinder_inertia(mass, shape.radius, shape.length)
-    if shape.type == "capsule":
-        return _inertia.capsule_inertia(mass, shape.radius, shape.length)
-    raise AssertionError(shape.type)
+    inertia = {
+        "sphere": _inertia.sphere_inertia,
+        "box": _inertia.box_inertia,
+        "cylinder": _inertia.cylinder_inertia,
+        "capsule": _inertia.capsule_inertia,
+    }[shape.type]
+    return inertia(np.float64(mass), *_dimensions(shape))
 
 
 def resolve_file(name: str, base_dir: str | None) -> Path | None:
@@ -364,6 +411,38 @@ def resolve_file(name: str, base_dir: str | None) -> Path | None:
         if c.is_file():
             return c.resolve()
     return None
+
+
+def _check_urdf(shape: Urdf, base_dir: str | None) -> None:
+    """Refuse a URDF body whose file is missing or is not URDF: XML whose root element is
+    ``<robot>`` (only the root is read, so this is cheap; PyBullet may still refuse the rest,
+    which the engine reports naming the file)."""
+    path = resolve_file(shape.file, base_dir)
+    if path is None:
+        raise PydanticCustomError(
+            "file",
+            "URDF file '{file}' not found (relative to the scene's folder or in PyBullet's data)",
+            {"file": shape.file},
+        )
+    try:
+        for _, element in ElementTree.iterparse(path, events=("start",)):
+            root = element.tag
+            break
+        else:
+            root = None
+    except (ElementTree.ParseError, OSError, UnicodeDecodeError, ValueError) as exc:
+        problem = " ".join(str(exc).split())
+        raise PydanticCustomError(
+            "file",
+            "'{file}' is not a URDF file: not XML ({err})",
+            {"file": shape.file, "err": problem},
+        ) from None
+    if root != "robot":
+        raise PydanticCustomError(
+            "file",
+            "'{file}' is not a URDF file: its root element is <{root}>, expected <robot>",
+            {"file": shape.file, "root": root},
+        )
 
 
 def _mesh_properties(shape: Mesh, base_dir: str | None):
@@ -397,16 +476,20 @@ def _mesh_file_properties(path: str, scale: tuple, mtime_ns: int):
         raise PydanticCustomError(
             "file", "cannot read mesh '{file}': {err}", {"file": shape_file, "err": str(exc)}
         ) from None
-    mesh.apply_scale(scale)
-    if not mesh.is_watertight or mesh.volume <= 0:
-        raise PydanticCustomError(
-            "file",
-            "mesh '{file}' must be closed with outward normals to give mass properties "
-            "(or give mass, com and inertia explicitly)",
-            {"file": shape_file},
-        )
-    mesh.density = 1.0
-    return float(mesh.volume), np.asarray(mesh.center_mass), np.asarray(mesh.moment_inertia)
+    # A hostile scale overflows the sums (inf, nan): let them, without warnings, and let
+    # _mass_properties_problem name the result.
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mesh.apply_scale(scale)
+        if not mesh.is_watertight or mesh.volume <= 0:  # nan, inf: named by the caller
+            raise PydanticCustomError(
+                "file",
+                "mesh '{file}' must be closed with outward normals to give mass properties "
+                "(or give mass, com and inertia explicitly)",
+                {"file": shape_file},
+            )
+        mesh.density = 1.0
+        return float(mesh.volume), np.asarray(mesh.center_mass), np.asarray(mesh.moment_inertia)
 
 
 def shape_hull_vertices(shape, base_dir: str | None) -> np.ndarray:

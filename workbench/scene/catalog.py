@@ -222,6 +222,8 @@ def _nearest(word: str, shown: dict[str, str]) -> str:
     """``'a'`` (or ``'a' or 'b'`` for names equally near) for the names in ``shown`` closest to
     ``word``, by :mod:`difflib`'s similarity ratio with its default cut-off 0.6; ``""``."""
     ratios: dict[str, float] = {}
+    if not shown:  # nothing shipped to compare with (get_close_matches refuses n = 0)
+        return ""
     for form in difflib.get_close_matches(word, list(shown), n=len(shown)):
         r = difflib.SequenceMatcher(None, word, form).ratio()
         ratios[shown[form]] = max(r, ratios.get(shown[form], 0.0))

@@ -7,6 +7,7 @@ engine builds these as PyBullet constraints and forces (``workbench/sim/engine.p
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 from typing import Literal
 
@@ -41,8 +42,10 @@ class Joint(StrictModel):
         if self.parent == self.child:
             raise ValueError("'parent' and 'child' must differ")
         if self.type in ("revolute", "prismatic"):
-            if self.axis is None or np.linalg.norm(self.axis) == 0:
-                raise ValueError(f"a {self.type} joint needs a non-zero 'axis'")
+            # hypot, not np.linalg.norm: an axis of 1e308 would overflow the sum of squares
+            length = math.hypot(*self.axis) if self.axis is not None else 0.0
+            if not (0.0 < length < math.inf):
+                raise ValueError(f"a {self.type} joint needs a non-zero, finite 'axis'")
         if self.type in ("revolute", "ball") and self.anchor is None:
             raise ValueError(f"a {self.type} joint needs an 'anchor' point (world, m)")
         return self

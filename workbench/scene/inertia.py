@@ -27,6 +27,7 @@ __all__ = [
     "capsule_volume",
     "inertia_problem",
     "principal_frame",
+    "format_vector",
 ]
 
 #: Relative tolerance for symmetry and for the triangle inequalities, in units of the largest
@@ -108,9 +109,13 @@ def inertia_problem(J) -> str | None:
         return "a positive definite matrix, got all zeros"
     if np.max(np.abs(J - J.T)) > INERTIA_RTOL * scale:
         return "a symmetric matrix"
-    lam = np.linalg.eigvalsh(0.5 * (J + J.T))
-    if lam[0] <= 0.0:
-        return f"a positive definite matrix, got principal moments {_fmt(lam)}"
+    with np.errstate(over="ignore"):
+        lam = np.linalg.eigvalsh(0.5 * (J + J.T))
+        if lam[0] <= 0.0:
+            return f"a positive definite matrix, got principal moments {_fmt(lam)}"
+        if not np.all(np.isfinite(lam)) or not np.isfinite(1.0 / lam[0]):
+            # the dynamics use the inverse: a moment below ~1e-308 kg·m² makes it infinite
+            return f"principal moments with finite inverses, got {_fmt(lam)}"
     # Triangle inequalities on principal moments (largest ≤ sum of the other two), [1] §3.4.
     if lam[2] > lam[0] + lam[1] + INERTIA_RTOL * lam[2]:
         return f"principal moments satisfying J1 + J2 >= J3 (triangle inequality), got {_fmt(lam)}"
@@ -144,5 +149,9 @@ def principal_frame(J) -> tuple[np.ndarray, np.ndarray]:
     return lam, Rotation.from_matrix(V).as_quat()
 
 
-def _fmt(v) -> str:
-    return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+def format_vector(v) -> str:
+    """``[a, b, c]`` with 6 significant digits, for messages."""
+    return "[" + ", ".join(f"{x:.6g}" for x in np.ravel(v)) + "]"
+
+
+_fmt = format_vector

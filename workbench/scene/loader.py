@@ -135,6 +135,6 @@ def scene_from_json(text: str, source: str = "<stored scene>") -> Scene:
     try:
         doc = json.loads(text)
         data, base_dir = doc["scene"], doc.get("base_dir")
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: nested 1000 deep
         raise SceneError(source, "scene_json", "a scene stored by this workbench") from None
     return scene_from_dict(data, source=doc.get("source") or source, base_dir=base_dir)

@@ -20,9 +20,10 @@ prescribed motions in :mod:`.connections`, random parameters and uncertain bodie
 from __future__ import annotations
 
 import copy
+import math
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from workbench.errors import SceneError
 from workbench.scene import fields
@@ -60,6 +61,8 @@ __all__ = [
     "Settings",
     "Observer",
     "OBSERVER_QUANTITIES",
+    "MAX_GRAVITY",
+    "MAX_STEP_COUNT",
     "scene_from_dict",
     # re-exported, in the order of the imports above
     "Body",
@@ -148,6 +151,13 @@ class Observer(StrictModel):
         return self
 
 
+#: Most steps a scene may ask for: 2^53, the largest count for which the record times k·dt still
+#: tell the steps apart, far beyond any run that could finish (at ~1e5 steps/s, 2 850 years); it
+#: only keeps the step count an integer. Runs are refused much earlier unless forced
+#: (:data:`workbench.sim.forward.MAX_STEPS`).
+MAX_STEP_COUNT = 2**53
+
+
 class Settings(StrictModel):
     """Time stepping and solver settings."""
 
@@ -169,9 +179,27 @@ class Settings(StrictModel):
     #: e·v whatever the phase (the law of the reverse stepper).
     contact_processing_threshold: NonNegFloat | None = None
 
+    @model_validator(mode="after")
+    def _countable_steps(self) -> Settings:
+        steps = self.duration / self.dt if self.duration < self.dt * MAX_STEP_COUNT else math.inf
+        if steps > MAX_STEP_COUNT:
+            raise ValueError(
+                f"dt {self.dt:g} s over {self.duration:g} s is {steps:.3g} steps; expected at most "
+                f"2^53 = {MAX_STEP_COUNT:.3g}"
+            )
+        return self
+
     @property
     def n_steps(self) -> int:
         return int(round(self.duration / self.dt))
+
+
+#: Largest magnitude of gravity, m/s^2 (about 1 000 g). The shipped scenes use 9.81; at this
+#: bound a body falls g dt^2 = 0.17 m in one step of the default dt (1/240 s), as far as a
+#: typical body is large, so contacts are no longer resolved; beyond it the state overflows
+#: (``[0, 0, 1e308]`` left bodies at PyBullet's saturation, 1e30 m, with status ``ok``). A
+#: stronger acceleration belongs in a prescribed motion or a force.
+MAX_GRAVITY = 1e4
 
 
 class Scene(StrictModel):
@@ -186,6 +214,16 @@ class Scene(StrictModel):
     springs: list[Spring] = []
     prescribed: list[Prescribed] = []
     observers: list[Observer] = []
+
+    @field_validator("gravity")
+    @classmethod
+    def _bounded_gravity(cls, v: Vec3) -> Vec3:
+        g = math.hypot(*v)  # no overflow of the squares
+        if g > MAX_GRAVITY:
+            raise ValueError(
+                f"a gravity of at most {MAX_GRAVITY:g} m/s^2 (about 1 000 g), got magnitude {g:.6g}"
+            )
+        return v
 
     @model_validator(mode="after")
     def _cross_references(self) -> Scene:
@@ -427,7 +465,7 @@ def _message(err: dict) -> str:
     typ = err["type"]
     if typ == "missing":
         return "required field is missing"
-    if typ in ("unknown_field", "inertia", "file"):
+    if typ in ("unknown_field", "inertia", "file", "mass_properties"):
         return msg
     if typ == "union_tag_invalid":
         ctx = err.get("ctx", {})

@@ -79,6 +79,40 @@ def import_pybullet():
     return pybullet
 
 
+@contextlib.contextmanager
+def _captured_output(out: list[str]):
+    """Send what C code writes to stdout and stderr into ``out`` (one string) instead: PyBullet
+    reports a failed URDF load as ``b3Error[...]`` lines there and raises only "Cannot load URDF
+    file."."""
+    import tempfile
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with tempfile.TemporaryFile(mode="w+", errors="replace") as tmp:
+            try:
+                os.dup2(tmp.fileno(), 1)
+                os.dup2(tmp.fileno(), 2)
+                yield
+            finally:
+                _flush_c_stdout()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                tmp.seek(0)
+                out.append(tmp.read(100_000))
+    finally:
+        for fd in saved:
+            os.close(fd)
+
+
+def _urdf_problem(text: str) -> str:
+    """The last message of PyBullet's ``b3Error[...]`` lines in ``text``, or ""."""
+    parts = [" ".join(x.split("]:", 1)[-1].split()) for x in text.split("b3Error[")[1:]]
+    parts = [x for x in parts if x]
+    return parts[-1] if parts else ""
+
+
 def _flush_c_stdout() -> None:
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).fflush(None)
@@ -596,14 +630,26 @@ class Engine:
         p, c = self._p, self._client
         missing = f"URDF '{body.shape.file}' not found next to the scene or in PyBullet's data"
         path = self._shape_file(body, missing)
-        uid = p.loadURDF(
-            str(path),
-            list(body.position),
-            body.rotation.as_quat().tolist(),
-            useFixedBase=body.fixed,
-            globalScaling=body.shape.global_scaling,
-            physicsClientId=c,
-        )
+        chatter: list[str] = []
+        try:
+            with _captured_output(chatter):
+                uid = p.loadURDF(
+                    str(path),
+                    list(body.position),
+                    body.rotation.as_quat().tolist(),
+                    useFixedBase=body.fixed,
+                    globalScaling=body.shape.global_scaling,
+                    physicsClientId=c,
+                )
+        except p.error as exc:  # PyBullet says only "Cannot load URDF file."
+            why = _urdf_problem("".join(chatter)) or " ".join(str(exc).split())
+            raise SceneError(
+                self.scene.source,
+                f"bodies.{body.name}.shape.file",
+                f"PyBullet cannot load the URDF '{path}': {why}",
+            ) from None
+        if chatter and chatter[0].strip():
+            sys.stderr.write(chatter[0])  # a successful load's warnings, as PyBullet wrote them
         info = p.getDynamicsInfo(uid, -1, physicsClientId=c)
         mass, moments = float(info[0]), np.asarray(info[2], dtype=float)
         com, q_p = np.asarray(info[3], dtype=float), np.asarray(info[4], dtype=float)
@@ -646,6 +692,7 @@ class Engine:
         axis = None
         if joint.axis is not None:
             axis = np.asarray(joint.axis, dtype=float)
+            axis = axis / np.max(np.abs(axis))  # first to O(1): |1e308 e_x|^2 would overflow
             axis = axis / np.linalg.norm(axis)
         # Joint frame at t = 0: origin at the anchor, z along the axis (when there is one).
         jrot = z_to(axis) if axis is not None else Rotation.identity()

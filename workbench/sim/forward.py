@@ -2,21 +2,118 @@
 
 Records are taken every ``settings.record_every`` steps, starting with the initial state. A run
 whose state becomes non-finite stops there: the trajectory keeps the records before it and says
-which body and time (``status="nonfinite"``).
+which body and time (``status="nonfinite"``). So does a state PyBullet has saturated rather than
+overflowed (a coordinate beyond :data:`MAX_COORDINATE`) or a quaternion that is no longer a
+rotation: a run never ends ``ok`` with a state that is not a motion.
+
+Before a run, :func:`run_size_problem` estimates its steps and the memory of its records and
+:func:`run_scene` refuses one beyond :data:`MAX_STEPS` or :data:`MAX_RECORD_BYTES` unless told
+``force=True`` (``--force`` on the command line).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from workbench.errors import SceneError, SimulationError
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.observers import kinetic_energy, observer_channel, observer_info
 from workbench.sim.state import Trajectory
 
-__all__ = ["run_scene", "record_times"]
+__all__ = [
+    "run_scene",
+    "record_times",
+    "run_size_problem",
+    "check_run_size",
+    "MAX_STEPS",
+    "MAX_RECORD_BYTES",
+    "MAX_COORDINATE",
+]
 
 _ACCELERATIONS = ("point_acceleration", "com_acceleration", "angular_acceleration")
+
+
+#: Measured speed of a forward run, steps/s: one sphere, a record every step, 95 000 steps/s on
+#: the development machine with both cores busy (10 bodies: 18 000; a record every 100 steps:
+#: 500 000). Only the time estimates in messages use it.
+STEPS_PER_SECOND = 1e5
+
+#: Most steps a run takes without ``force``: about 17 minutes at :data:`STEPS_PER_SECOND`. The
+#: longest shipped scene takes 5 000 steps and the forward benchmark stretches scenes to a few
+#: seconds of stepping (10^5 to 10^6 steps); a count past this bound is almost always a typo in
+#: ``dt`` or ``duration`` (``dt: 1.0e-12`` in the falling-object scene is 5e12 steps: 579 days
+#: of stepping, and 3.6 TiB for its record times alone).
+MAX_STEPS = 10**8
+
+#: Values stored per body and record: position (3), orientation (4), linear and angular
+#: velocity (3 + 3), 8 bytes each.
+RECORD_VALUES = 13
+
+#: Most bytes of recorded states (records x bodies x 13 x 8) a run keeps without ``force``. A run
+#: holds about ten times that while it runs (measured: 9 to 11 times, its records kept as Python
+#: floats until the end), so 128 MiB keeps a run's peak near 1.3 GiB, within a laptop's or a CI
+#: runner's memory; the largest shipped scene records 0.2 MB.
+MAX_RECORD_BYTES = 128 * 2**20
+
+
+def _duration_text(seconds: float) -> str:
+    """``"17 minutes"``, ``"5.8 days"``, ... for messages."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    if seconds >= 120:
+        return f"{seconds / 60:.3g} minutes"
+    return f"{seconds:.3g} s"
+
+
+def _bytes_text(n: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.3g} bytes"
+
+
+def run_size_problem(scene: Scene) -> str | None:
+    """Why a run of ``scene`` is too large, estimated before it starts, or None.
+
+    Steps are ``duration / dt`` (at most 2^53: the scene's settings say so); records
+    ``steps / record_every + 1``; recorded bytes ``records x bodies x 13 x 8``.
+
+    Returns
+    -------
+    str or None
+        The numbers and the limit, or None when the run is within :data:`MAX_STEPS` and
+        :data:`MAX_RECORD_BYTES`.
+    """
+    st = scene.settings
+    steps = st.n_steps
+    what = f"dt {st.dt:g} s over {st.duration:g} s is {steps:.3g} steps"
+    if steps > MAX_STEPS:
+        return (
+            f"{what} (about {_duration_text(steps / STEPS_PER_SECOND)} at the measured "
+            f"~{STEPS_PER_SECOND:,.0f} steps/s); the limit is {MAX_STEPS:.3g} "
+            f"(about {_duration_text(MAX_STEPS / STEPS_PER_SECOND)})"
+        )
+    records = steps // st.record_every + 1
+    n = len(scene.bodies)
+    size = records * n * RECORD_VALUES * 8
+    if size > MAX_RECORD_BYTES:
+        return (
+            f"{records:.3g} records (every {st.record_every} of {steps:.3g} steps) of {n} "
+            f"bod{'y' if n == 1 else 'ies'} take {_bytes_text(size)} (x 13 values x 8 bytes; "
+            f"about ten times that while running); the limit is "
+            f"{_bytes_text(MAX_RECORD_BYTES)}: raise settings.record_every"
+        )
+    return None
+
+
+def check_run_size(scene: Scene, force: bool = False) -> None:
+    """Raise :class:`SceneError` (field ``settings``) when :func:`run_size_problem` finds one,
+    unless ``force``; the message ends "pass --force to run anyway"."""
+    problem = run_size_problem(scene)
+    if problem is not None and not force:
+        raise SceneError(scene.source, "settings", f"{problem}; pass --force to run anyway")
 
 
 def record_times(scene: Scene) -> np.ndarray:
@@ -31,7 +128,12 @@ def record_times(scene: Scene) -> np.ndarray:
 
 
 def run_scene(
-    scene: Scene, *, engine: Engine | None = None, mass_overrides: dict | None = None, progress=None
+    scene: Scene,
+    *,
+    engine: Engine | None = None,
+    mass_overrides: dict | None = None,
+    progress=None,
+    force: bool = False,
 ) -> Trajectory:
     """Run ``scene`` forward for its duration.
 
@@ -45,12 +147,23 @@ def run_scene(
         Realized mass properties per body (see :class:`~workbench.sim.engine.Engine`).
     progress : callable, optional
         ``progress(steps_done, steps_total)``, called about 100 times during the run.
+    force : bool
+        Run even beyond :data:`MAX_STEPS` or :data:`MAX_RECORD_BYTES` (:func:`check_run_size`).
 
     Returns
     -------
     Trajectory
-        ``status`` is ``"ok"``, or ``"nonfinite"`` with the records before the failure.
+        ``status`` is ``"ok"``, or ``"nonfinite"`` with the records before the failure (a
+        non-finite, saturated or degenerate state: :func:`_state_problems`).
+
+    Raises
+    ------
+    SceneError
+        The run is too large (:func:`check_run_size`), or the engine cannot build the scene.
+    SimulationError
+        The machine ran out of memory for the records (only with ``force``).
     """
+    check_run_size(scene, force)
     own = engine is None
     if own:
         engine = Engine(scene, mass_overrides=mass_overrides)
@@ -58,10 +171,29 @@ def run_scene(
         engine.rebuild(scene, mass_overrides=mass_overrides)
     try:
         return _run(scene, engine, progress)
+    except MemoryError:
+        raise SimulationError(
+            f"{scene.source}: out of memory for the records of {len(scene.bodies)} bodies over "
+            f"{scene.settings.n_steps} steps (every {scene.settings.record_every}); raise "
+            f"settings.record_every"
+        ) from None
     finally:
         if own:
             engine.close()
 
+
+#: Largest coordinate of a position taken as a motion, m. PyBullet does not overflow to inf: it
+#: saturates coordinates at 1e30 (Bullet's ``BT_LARGE_FLOAT``; measured: a sphere pushed by
+#: 1e308 N, or falling at 1e308 m/s^2, sits at exactly 1e30 m and the run ended ``ok``). At 1e15 m
+#: a double resolves 0.125 m, coarser than the bodies a scene holds, so beyond it a position no
+#: longer describes a motion.
+MAX_COORDINATE = 1e15
+
+#: Largest deviation from 1 of a recorded quaternion's norm. PyBullet renormalises every step
+#: (measured over box_stack5, mesh_tumble and pendulum_chain: within 2.3e-16 of 1); a deviation
+#: beyond the scene reader's tolerance for a given quaternion (a zero quaternion, which made
+#: scipy raise "zero norm quaternions") is a broken state.
+QUATERNION_NORM_TOL = 1e-3
 
 #: Records between non-finite checks. The check is vectorized over the batch; a failing run
 #: therefore stops at most this many records after the failure (and keeps all before it).
@@ -99,9 +231,10 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         return r[:, 7:10], r[:, 10:13]
 
     def first_bad(start: int) -> int | None:
-        """Index of the first non-finite record from ``start`` on, or None."""
-        block = np.asarray(rows[start:], dtype=float)
-        bad = ~np.isfinite(block).all(axis=1)
+        """Index of the first record from ``start`` on with a non-finite, saturated or
+        degenerate state, or None."""
+        block = np.asarray(rows[start:], dtype=float).reshape(len(rows) - start, m, 13)
+        bad = _state_problems(block).any(axis=1)
         return start + int(np.argmax(bad)) if bad.any() else None
 
     advance = engine.stepper()  # advance(first, count): steps first, ..., first + count - 1
@@ -143,6 +276,10 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
                 break
         if progress is not None and k % report_every == 0:
             progress(k * stride, n_steps)
+    if status == "ok" and checked < len(rows):  # a run of one record: its initial state
+        bad = first_bad(checked)
+        if bad is not None:
+            status, n_ok = "nonfinite", bad
     if progress is not None and status == "ok":
         progress(n_steps, n_steps)
 
@@ -151,6 +288,15 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         message = _nonfinite_message(
             scene, [scene.bodies[j].name for j in moving], flat[n_ok], times[n_ok]
         )
+        if n_ok == 0:  # nothing to keep: the scene's own initial state is not a motion
+            row = flat[0]
+            j = int(np.flatnonzero(_state_problems(row[None])[0])[0])
+            raise SceneError(
+                scene.source,
+                f"bodies[{moving[j]}]",
+                f"its initial state in PyBullet is a {_state_problem_text(row[j : j + 1])}; "
+                f"expected a centre of mass within {MAX_COORDINATE:g} m and finite velocities",
+            )
     flat = flat[:n_ok]
     pos, q_in, vel, omg = _fill_static(engine, moving, flat)
     if need_acc:
@@ -231,7 +377,31 @@ def _expand(a: np.ndarray, moving: list[int], n: int) -> np.ndarray:
     return out
 
 
+def _state_problems(block: np.ndarray) -> np.ndarray:
+    """Which bodies' states are not a motion, shape (r, m) of bool, for records ``block`` of
+    shape (r, m, 13) (position, quaternion, velocity, angular velocity): a non-finite value, a
+    coordinate beyond :data:`MAX_COORDINATE` (PyBullet's saturation) or a quaternion whose norm
+    is off by more than :data:`QUATERNION_NORM_TOL`."""
+    with np.errstate(all="ignore"):
+        nonfinite = ~np.isfinite(block).all(axis=2)
+        saturated = (np.abs(block[..., 0:3]) > MAX_COORDINATE).any(axis=2)
+        norm = np.linalg.norm(block[..., 3:7], axis=2)
+        degenerate = ~(np.abs(norm - 1.0) <= QUATERNION_NORM_TOL)
+    return nonfinite | saturated | degenerate
+
+
 def _nonfinite_message(scene: Scene, names: list[str], row: np.ndarray, t: float) -> str:
-    bad = ~np.isfinite(row).all(axis=1)
+    """What went wrong in ``row``, shape (m, 13), the first bad record, at time ``t``."""
+    bad = _state_problems(row[None])[0]
     which = ", ".join(repr(names[j]) for j in np.flatnonzero(bad))
-    return f"non-finite state of body {which} at t = {t:.6g} s; the records before it are kept"
+    what = _state_problem_text(row[bad])
+    return f"{what} of body {which} at t = {t:.6g} s; the records before it are kept"
+
+
+def _state_problem_text(r: np.ndarray) -> str:
+    """What is wrong with the states ``r``, shape (k, 13), of the bodies that have a problem."""
+    if not np.isfinite(r).all():
+        return "non-finite state"
+    if (np.abs(r[:, 0:3]) > MAX_COORDINATE).any():
+        return f"diverged state (a coordinate beyond {MAX_COORDINATE:g} m)"
+    return "degenerate orientation (a quaternion that is not of unit norm)"

@@ -13,11 +13,24 @@ Conventions (SI units throughout):
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["State", "Trajectory", "RecordShape", "STATE_FIELDS"]
+from workbench.errors import WorkbenchError
+
+__all__ = [
+    "State",
+    "Trajectory",
+    "RecordShape",
+    "STATE_FIELDS",
+    "FRAME_SLACK",
+    "finite_records",
+    "check_same_bodies",
+    "records_at_rate",
+]
 
 #: Names and trailing sizes of the per-body state arrays, in storage order.
 STATE_FIELDS: dict[str, int] = {
@@ -26,6 +39,11 @@ STATE_FIELDS: dict[str, int] = {
     "linear_velocity": 3,
     "angular_velocity": 3,
 }
+
+#: Slack, in frames, when counting how many frames of a given rate fit between two record times:
+#: record times are sums of float steps (6 * (1/240) is not exactly 0.025), so a frame due
+#: exactly at the last record must not be lost to rounding.
+FRAME_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -152,3 +170,53 @@ class Trajectory(RecordShape):
             status=self.status,
             message=self.message,
         )
+
+
+# ------------------------------------------------------------------ helpers of the replays
+def finite_records(traj: Trajectory) -> np.ndarray:
+    """Indices, shape (k,), increasing, of the records whose time, positions and orientations are
+    all finite: the records a replay can show (a store pads a run stopped early with NaN)."""
+    ok = (
+        np.all(np.isfinite(traj.position), axis=(1, 2))
+        & np.all(np.isfinite(traj.orientation), axis=(1, 2))
+        & np.isfinite(np.asarray(traj.time, dtype=float))
+    )
+    return np.flatnonzero(ok)
+
+
+def check_same_bodies(traj: Trajectory, body_names: Sequence[str], what: str = "") -> None:
+    """Raise :class:`~workbench.errors.WorkbenchError` unless ``traj`` records the bodies
+    ``body_names`` (a scene's), in that order; ``what`` prefixes the message (e.g. ``run 'a': ``).
+    """
+    if tuple(traj.body_names) != tuple(body_names):
+        raise WorkbenchError(
+            f"{what}the trajectory's bodies ({', '.join(traj.body_names)}) are not the "
+            f"scene's ({', '.join(body_names)})"
+        )
+
+
+def records_at_rate(t: np.ndarray, rate: float) -> np.ndarray:
+    """For frames every ``1/rate`` s from ``t[0]`` to ``t[-1]``, the index in ``t`` of the record
+    nearest each frame's time (the earlier one on ties).
+
+    Parameters
+    ----------
+    t : ndarray, shape (n,)
+        Record times, s, non-decreasing, n >= 1.
+    rate : float
+        Frames per second of ``t``'s time, > 0.
+
+    Returns
+    -------
+    ndarray of int, shape (n_frames,)
+        ``n_frames = floor((t[-1] - t[0]) rate) + 1`` (with :data:`FRAME_SLACK`); an index repeats
+        when records are sparser than ``rate``.
+    """
+    t = np.asarray(t, dtype=float)
+    n_frames = int(math.floor((t[-1] - t[0]) * rate + FRAME_SLACK)) + 1
+    if len(t) == 1:
+        return np.zeros(n_frames, dtype=int)
+    at = t[0] + np.arange(n_frames) / rate
+    j = np.clip(np.searchsorted(t, at), 1, len(t) - 1)
+    earlier = (at - t[j - 1]) <= (t[j] - at)
+    return np.where(earlier, j - 1, j)

@@ -7,7 +7,11 @@ The only place where trajectory files are opened (``docs/architecture.md``, "HDF
 - :mod:`~workbench.store.backend`: the contract every store meets (:class:`Store`: write, read,
   stream) and :class:`BatchWriter`, the ensembles' batched two-phase writer;
 - :mod:`~workbench.store.hdf5`: the file (:class:`TrajectoryStore`, :func:`write_trajectory`,
-  :func:`read_trajectory`, :func:`describe`), its layout and its crash safety;
+  :func:`read_trajectory`), its layout and its crash safety;
+- :mod:`~workbench.store.failures`: a write that fails (disk full, I/O error):
+  :class:`StoreWriteError`, exit status 1, every completed realization kept;
+- :mod:`~workbench.store.reading`: damaged or foreign files turned into one-line errors;
+- :mod:`~workbench.store.summary`: :func:`describe`, for ``workbench inspect``;
 - :mod:`~workbench.store.memory`: :class:`MemoryStore`, the in-memory reference the file is
   tested against;
 - :mod:`~workbench.store.conventions`: the attributes that make a file self-describing (units,
@@ -21,13 +25,14 @@ from __future__ import annotations
 from workbench.store.backend import BatchWriter, Store
 from workbench.store.hdf5 import (
     FORMAT_VERSION,
+    StoreWriteError,
     TrajectoryStore,
-    describe,
     read_trajectory,
     write_trajectory,
 )
 from workbench.store.memory import MemoryStore
 from workbench.store.schema import StoreSchema
+from workbench.store.summary import describe
 from workbench.store.xarray_view import open_dataset, store_to_dataset
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "StoreSchema",
     "Store",
     "TrajectoryStore",
+    "StoreWriteError",
     "MemoryStore",
     "BatchWriter",
     "write_trajectory",

@@ -25,11 +25,18 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import StoreError
-from workbench.sim.state import Trajectory
+from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store.conventions import layout_attrs
 from workbench.store.schema import StoreSchema
 
-__all__ = ["Store", "BatchWriter"]
+__all__ = ["Store", "BatchWriter", "QUATERNION_NORM_TOL"]
+
+#: Largest deviation from 1 of a stored quaternion's norm that :meth:`Store.read` accepts: the
+#: simulator's own bound (``workbench.sim.forward.QUATERNION_NORM_TOL``, 1e-3; PyBullet keeps
+#: norms within 1e-15 of 1 and a run is stopped as "nonfinite" beyond it), so every quaternion a
+#: run stores passes, and a zero or damaged one (a norm of 0, or off by a flipped high bit) does
+#: not reach a viewer or a figure.
+QUATERNION_NORM_TOL = 1e-3
 
 
 class Store(ABC):
@@ -193,9 +200,40 @@ class Store(ABC):
             return np.asarray(ds[i]) if name.startswith("params/") else ds[i, :n]
 
         n = int(self._dataset("recorded")[i])
-        return self._schema.trajectory(
+        if not 0 <= n <= self._schema.n_times:
+            raise StoreError(
+                f"{self._path}: dataset /recorded[{i}] = {n}, expected 0..{self._schema.n_times} "
+                "(the records of /time); the file is damaged"
+            )
+        traj = self._schema.trajectory(
             n, row, self._string("status", i), self._string("message", i)
         )
+        self._check_states(i, traj)
+        return traj
+
+    def _check_states(self, i: int, traj: Trajectory) -> None:
+        """Refuse recorded states that no run stores: non-finite values (a run stops before
+        them, status "nonfinite") or quaternions off unit norm by more than
+        :data:`QUATERNION_NORM_TOL`. The message names the dataset, realization and record."""
+        for name in STATE_FIELDS:
+            values = getattr(traj, name)
+            bad = ~np.isfinite(values).all(axis=tuple(range(1, values.ndim)))
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise StoreError(
+                    f"{self._path}: dataset /states/{name}: realization {i}, record {k} is not "
+                    "finite; the file is damaged"
+                )
+        with np.errstate(over="ignore", invalid="ignore"):  # a damaged 1e308 has norm inf
+            norm = np.linalg.norm(traj.orientation, axis=-1)
+        off = np.abs(norm - 1.0) > QUATERNION_NORM_TOL
+        if off.any():
+            k, b = (int(x) for x in np.argwhere(off)[0])
+            raise StoreError(
+                f"{self._path}: dataset /states/orientation: realization {i}, record {k}, body "
+                f"{traj.body_names[b]!r} has a quaternion of norm {norm[k, b]:.6g}; expected a "
+                f"unit quaternion (within {QUATERNION_NORM_TOL:g}), the file is damaged"
+            )
 
     def _existing(self, name: str) -> Any:
         try:

@@ -32,7 +32,7 @@ Strings are UTF-8 text. Files are byte-reproducible: no object header times (``t
 off), no creation time unless asked, attributes in a fixed order, the default ``libver``.
 
 State, observer and diagnostic datasets hold one chunk per realization (``(1, nt, ...)``),
-shuffle + lzf (or gzip) compression and fill value NaN. Parameters, ``completed`` and ``recorded``
+shuffle + gzip (or lzf) compression and fill value NaN. Parameters, ``completed`` and ``recorded``
 are contiguous and written in full when the file is created, so later writes change data in place.
 ``status`` and ``message`` hold one unfiltered chunk per element (see below).
 
@@ -59,6 +59,7 @@ exactly what was written, and a resumed run fills :meth:`TrajectoryStore.missing
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 from collections.abc import Mapping
@@ -80,9 +81,30 @@ from workbench.store.conventions import (
     describe_extra_dataset,
     layout_attrs,
 )
+from workbench.store.failures import (
+    WRITE_HEADROOM,
+    StoreWriteError,
+    catching_io_errors,
+    free_bytes,
+    is_disk_full,
+)
+from workbench.store.reading import (
+    CheckedDataset,
+    check_time,
+    dataset_summaries,
+    read_attrs,
+    text,
+    text_attr,
+)
 from workbench.store.schema import StoreSchema
 
-__all__ = ["FORMAT_VERSION", "TrajectoryStore", "write_trajectory", "read_trajectory", "describe"]
+__all__ = [
+    "FORMAT_VERSION",
+    "TrajectoryStore",
+    "StoreWriteError",
+    "write_trajectory",
+    "read_trajectory",
+]
 
 #: Group holding an ensemble's nominal run, in the same layout with one realization.
 NOMINAL = "nominal"
@@ -111,10 +133,13 @@ def _compression_kwargs(compression: str | None) -> dict[str, Any]:
     if compression in (None, "none"):
         return {"shuffle": True}
     if compression == "lzf":
+        # not the default: h5py's liblzf leaves its hash table uninitialised (INIT_HTAB 0), so
+        # the same data can compress to other bytes, and HDF5 tools other than h5py cannot
+        # read it (docs/architecture.md, "Compression")
         return {"shuffle": True, "compression": "lzf"}
     if compression == "gzip":
-        # level 4: ~50 MB/s write, ratio 1.6 on PyBullet trajectories
-        # (docs/architecture.md, "Compression")
+        # level 4: the default; a standard HDF5 filter, deterministic; on box_stack records it
+        # writes as fast as lzf, 12% smaller (docs/architecture.md, "Compression")
         return {"shuffle": True, "compression": "gzip", "compression_opts": 4}
     raise StoreError(f"compression must be 'lzf', 'gzip' or None, got {compression!r}")
 
@@ -241,15 +266,20 @@ def _reset_strings(f: h5py.File, i: int) -> None:
         f[name].id.write_direct_chunk((i,), null)
 
 
-def _schema_from_file(f: h5py.File) -> StoreSchema:
+def _schema_from_file(f: h5py.File, path: Path) -> StoreSchema:
+    time = check_time(f["time"], path)
     observer_info = {}
     for name, ds in f["observers"].items():
         observer_info[name] = {
-            "quantity": _text(ds.attrs.get("quantity", "")),
-            "unit": _text(ds.attrs.get("unit", "")),
-            "components": [_text(c) for c in np.atleast_1d(ds.attrs.get("components", []))],
-            "body": _text(ds.attrs.get("body", "")),
+            key: text_attr(ds, key, path) for key in ("quantity", "unit", "body")
         }
+        components = np.atleast_1d(ds.attrs.get("components", []))
+        if components.ndim != 1 or not all(isinstance(c, str | bytes) for c in components):
+            raise StoreError(
+                f"{path}: attribute components of {ds.name} is {components.dtype} of shape "
+                f"{components.shape}; expected a list of text labels, the file is damaged"
+            )
+        observer_info[name]["components"] = [text(c) for c in components]
     param_shapes: dict[str, tuple[int, ...]] = {}
 
     def visit(name: str, obj: Any) -> None:
@@ -258,31 +288,12 @@ def _schema_from_file(f: h5py.File) -> StoreSchema:
 
     f["params"].visititems(visit)
     return StoreSchema(
-        time=f["time"][()],
-        body_names=tuple(_text(s) for s in f["body_names"][()]),
+        time=time,
+        body_names=tuple(text(s) for s in f["body_names"][()]),
         observer_info=observer_info,
         diagnostics=tuple(f["diagnostics"].keys()),
         param_shapes=param_shapes,
     )
-
-
-def _text(value: Any) -> str:
-    """A string attribute or element as ``str``: version-2 files store UTF-8 text, older files
-    (or other writers) may hold bytes."""
-    if isinstance(value, bytes | np.bytes_):
-        return bytes(value).decode("utf-8")
-    return str(value)
-
-
-def _plain(value: Any) -> Any:
-    """An HDF5 attribute value as a JSON-serialisable Python value."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 class TrajectoryStore(Store):
@@ -296,8 +307,9 @@ class TrajectoryStore(Store):
     def __init__(self, f: h5py.File | h5py.Group, path: Path):
         self._f = f
         self._path = path
-        self._schema = _schema_from_file(f)
+        self._schema = _schema_from_file(f, path)
         self._n_real = int(f["completed"].shape[0])
+        self._failed: StoreWriteError | None = None  # set by the first failed write
 
     # -- construction -----------------------------------------------------------------------
 
@@ -312,7 +324,7 @@ class TrajectoryStore(Store):
         scene_json: str = "{}",
         seed_entropy: int | None = None,
         kind: str = "ensemble",
-        compression: str | None = "lzf",
+        compression: str | None = "gzip",
         nominal: Trajectory | None = None,
         extra_attrs: Mapping[str, Any] | None = None,
         extra_datasets: Mapping[str, np.ndarray] | None = None,
@@ -339,7 +351,7 @@ class TrajectoryStore(Store):
         seed_entropy : int, optional
             Entropy of the run's ``numpy.random.SeedSequence``; ``None`` when nothing is random.
         kind : {"ensemble", "run"}
-        compression : {"lzf", "gzip", None}
+        compression : {"gzip", "lzf", None}
             Filter of the state, observer and diagnostic datasets (always with shuffle).
         nominal : Trajectory, optional
             The nominal (deterministic) run of an ensemble, stored under ``/nominal`` in the same
@@ -411,15 +423,21 @@ class TrajectoryStore(Store):
         for name, data in extras.items():  # fail before any file is made
             describe_extra_dataset(name, np.asarray(data), described.get(name))
         tmp = directory / f".{path.name}.tmp-{os.getpid()}"
+        caught: list[BaseException] = []
         try:
-            with h5py.File(tmp, "w") as f:
-                _init_file(f, schema, n_real, attrs, compression)
-                if nominal is not None:
-                    group = f.create_group(NOMINAL)
-                    _init_file(group, schema, 1, {"description": _NOMINAL_TEXT}, compression)
-                    cls(group, tmp).write(0, nominal)
-                for name, data in extras.items():
-                    _write_extra(f, name, data, described.get(name))
+            with catching_io_errors(caught):
+                with h5py.File(tmp, "w") as f:
+                    _init_file(f, schema, n_real, attrs, compression)
+                    if nominal is not None:
+                        group = f.create_group(NOMINAL)
+                        _init_file(group, schema, 1, {"description": _NOMINAL_TEXT}, compression)
+                        cls(group, tmp).write(0, nominal)
+                    for name, data in extras.items():
+                        _write_extra(f, name, data, described.get(name))
+                    if caught:
+                        raise caught[0]
+                if caught:
+                    raise caught[0]
             fd = os.open(tmp, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -428,8 +446,14 @@ class TrajectoryStore(Store):
             os.replace(tmp, path)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise StoreError(f"{path}: cannot create store ({exc})") from exc
+            if isinstance(exc, StoreWriteError):
+                raise StoreWriteError(
+                    path, 0, n_real, exc.disk_full, exc.reason, resumable=False
+                ) from None
+            if isinstance(exc, OSError | RuntimeError) and is_disk_full(exc):
+                raise StoreWriteError(path, 0, n_real, True, resumable=False) from None
+            if isinstance(exc, OSError | RuntimeError):
+                raise StoreError(f"{path}: cannot create store ({exc})") from None
             raise
         return cls.open(path, "r+")
 
@@ -460,7 +484,16 @@ class TrajectoryStore(Store):
         try:
             # Read-only opens take no lock, so `workbench inspect`/`stats` can watch an ensemble
             # while its driver writes: the two-phase flush keeps completed rows on disk.
-            f = h5py.File(path, mode, locking=False if mode == "r" else None)
+            if mode == "r":
+                f = h5py.File(path, mode, locking=False)
+            else:
+                # No chunk cache for a writer: each chunk reaches the file in the write call,
+                # which raises when it fails. With a cache, HDF5 writes the chunk when h5py
+                # releases the dataset's identifier, where a failure (ENOSPC) cannot be raised,
+                # leaves the identifier half-closed, and HDF5 crashes on it at exit (SIGSEGV in
+                # H5D_close from H5_term_library; issue 21). Every realization writes each chunk
+                # once, so the cache saved nothing; chunks land in the same order and bytes.
+                f = h5py.File(path, mode, rdcc_nbytes=0)
         except OSError as exc:
             raise StoreError(f"{path}: cannot open HDF5 file ({exc})") from None
         try:
@@ -477,8 +510,10 @@ class TrajectoryStore(Store):
                 raise StoreError(f"{path}: damaged store, missing {', '.join(missing)}")
             store = cls(f, path)
             store._check_shapes()
-        except StoreError:
+        except StoreError as exc:
             f.close()
+            if str(path) not in str(exc):  # the schema's own checks do not know the file
+                raise StoreError(f"{path}: damaged store, {exc}") from None
             raise
         except Exception as exc:
             f.close()
@@ -486,6 +521,9 @@ class TrajectoryStore(Store):
         return store
 
     def _check_shapes(self) -> None:
+        """Refuse a file whose datasets cannot be what the layout says: shapes, types (numbers
+        where numbers belong, text in ``status``/``message``) and ``recorded`` of every completed
+        realization within 0..nt. Each failure is one line naming the file and the dataset."""
         n = self._n_real
         expected = {"recorded": (n,), "status": (n,), "message": (n,)}
         rows = self._schema.row_shapes()
@@ -497,19 +535,54 @@ class TrajectoryStore(Store):
                     f"expected {shape}"
                 )
         for key in self._schema.param_shapes:
-            if self._f["params"][key].shape[0] != n:
+            if self._f["params"][key].shape[:1] != (n,):
                 raise StoreError(f"{self._path}: damaged store, params/{key} has wrong length")
+        numeric = [k for k in rows] + ["recorded"]
+        for name in numeric:
+            if self._f[name].dtype.kind not in "fiu":
+                raise StoreError(
+                    f"{self._path}: dataset {self._f[name].name} holds {self._f[name].dtype}, "
+                    "expected numbers; the file is damaged or not a store"
+                )
+        if self._f["completed"].dtype.kind not in "biu" or self._f["completed"].ndim != 1:
+            raise StoreError(
+                f"{self._path}: dataset {self._f['completed'].name} holds "
+                f"{self._f['completed'].dtype} of shape {self._f['completed'].shape}, expected "
+                f"({n},) bool; the file is damaged or not a store"
+            )
+        for name in ("status", "message"):
+            if h5py.check_string_dtype(self._f[name].dtype) is None:
+                raise StoreError(
+                    f"{self._path}: dataset {self._f[name].name} holds {self._f[name].dtype}, "
+                    "expected text; the file is damaged or not a store"
+                )
+        completed = self.completed
+        recorded = np.asarray(self._dataset("recorded")[()])
+        nt = self._schema.n_times
+        bad = np.flatnonzero(completed & ((recorded < 0) | (recorded > nt)))
+        if bad.size:
+            i = int(bad[0])
+            raise StoreError(
+                f"{self._path}: dataset {self._f['recorded'].name}[{i}] = {recorded[i]}, expected "
+                f"0..{nt} (the records of /time); the file is damaged"
+            )
 
     # -- primitives of Store ----------------------------------------------------------------
 
-    def _dataset(self, name: str) -> h5py.Dataset:
+    def _dataset(self, name: str) -> CheckedDataset:
         obj = self._f.get(name)
         if not isinstance(obj, h5py.Dataset):
             raise KeyError(name)
-        return obj
+        return CheckedDataset(obj, self._path)
 
     def _string(self, name: str, i: int) -> str:
-        return _text(self._f[name][i])
+        try:
+            return text(self._dataset(name)[i])
+        except UnicodeDecodeError:
+            raise StoreError(
+                f"{self._path}: dataset {self._f[name].name}[{i}] is not UTF-8 text, the file "
+                "is damaged"
+            ) from None
 
     def _check_writable(self) -> None:
         if self._f.file.mode != "r+":
@@ -521,26 +594,103 @@ class TrajectoryStore(Store):
         Realizations are written in index order, whatever the batch's order: HDF5 places a
         chunk where it is first written, so the order is part of the file's bytes.
         """
+        if self._failed is not None:
+            raise self._failed
         f = self._f
         batch = sorted(batch, key=operator.itemgetter(0))
-        if any(f["completed"][i] for i, *_ in batch):
-            for i, *_ in batch:
-                f["completed"][i] = False
-            f.file.flush()
-        for i, n, rows, status, message in batch:  # phase 1: the data, one chunk per dataset
-            _reset_strings(f, i)
-            for name, arr in rows.items():
-                f[name][i] = arr
-            f["recorded"][i] = n
-            f["status"][i] = status
-            f["message"][i] = message
-        f.file.flush()
-        for i, *_ in batch:  # phase 2: the marks
-            f["completed"][i] = True
-        f.file.flush()
+        indices = [i for i, *_ in batch]
+        completed = np.asarray(f["completed"][()], dtype=bool)
+        kept = int(completed.sum()) - int(completed[indices].sum())
+        needed = WRITE_HEADROOM + sum(a.nbytes for _, _, rows, *_ in batch for a in rows.values())
+        free = free_bytes(self._path.parent)
+        if free is not None and free < needed:  # stop before HDF5 meets ENOSPC (see _fail)
+            self._fail(kept, disk_full=True, reason="", broken=False)
+        caught: list[BaseException] = []
+
+        def check() -> None:
+            if caught:
+                raise caught[0]
+
+        try:
+            with catching_io_errors(caught):
+                if completed[indices].any():
+                    for i in indices:
+                        f["completed"][i] = False
+                    f.file.flush()
+                    check()
+                for i, n, rows, status, message in batch:  # phase 1: the data, chunk by chunk
+                    _reset_strings(f, i)
+                    for name, arr in rows.items():
+                        f[name][i] = arr
+                    f["recorded"][i] = n
+                    f["status"][i] = status
+                    f["message"][i] = message
+                    check()
+                f.file.flush()
+                check()
+                for i in indices:  # phase 2: the marks
+                    f["completed"][i] = True
+                f.file.flush()
+                check()
+        except (OSError, RuntimeError) as exc:
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            self._fail(kept, disk_full=is_disk_full(exc), reason=reason, broken=True)
+
+    def _fail(self, kept: int, *, disk_full: bool, reason: str, broken: bool) -> None:
+        """Close the file after a failed (or refused) write and raise :class:`StoreWriteError`.
+
+        Nothing touches the file after the first failure except the close: HDF5 cannot be
+        trusted to write consistently after a failed flush (an HDF5 2.0 file whose flush failed
+        on ENOSPC then refuses to close, "Slist already enabled?", and h5py crashed with
+        SIGSEGV at interpreter exit after such a failure). That is also why a batch is refused
+        before it starts when the filesystem lacks :data:`WRITE_HEADROOM` plus its rows:
+        with the space check, a full disk never reaches HDF5, the file closes normally and every
+        completed realization stays readable. ``broken`` says HDF5 itself failed; the close's
+        own errors are then ignored and ``kept`` is recounted from the file when it opens.
+        """
+        root = self._f.file
+        caught: list[BaseException] = []
+        with catching_io_errors(caught):
+            try:
+                if isinstance(self._f, h5py.File) or not broken:
+                    root.close()
+            except (OSError, RuntimeError):
+                pass
+        if broken:
+            with contextlib.suppress(StoreError, OSError, RuntimeError, ValueError):
+                with TrajectoryStore.open(self._path) as reread:
+                    kept = int(reread.completed.sum())
+        self._failed = StoreWriteError(
+            self._path, kept, self._n_real, disk_full, reason, resumable=True
+        )
+        raise self._failed
 
     def _nominal(self) -> TrajectoryStore | None:
-        return TrajectoryStore(self._f[NOMINAL], self._path) if NOMINAL in self._f else None
+        if NOMINAL not in self._f:
+            return None
+        group = self._f[NOMINAL]
+        try:
+            missing = [name for name in _REQUIRED if name not in group]
+            if missing:
+                raise StoreError(
+                    f"{self._path}: damaged store, /{NOMINAL} lacks {', '.join(missing)}"
+                )
+            nominal = TrajectoryStore(group, self._path)
+            nominal._check_shapes()
+        except StoreError as exc:
+            if str(self._path) not in str(exc):
+                raise StoreError(f"{self._path}: damaged store, /{NOMINAL}: {exc}") from None
+            raise
+        except Exception as exc:  # what h5py raises on a damaged group varies
+            raise StoreError(
+                f"{self._path}: damaged store, /{NOMINAL} ({type(exc).__name__}: {exc})"
+            ) from None
+        return nominal
+
+    def layout(self) -> dict[str, Any]:
+        """Shape, type, filters and ``units`` of every dataset by HDF5 path
+        (:func:`~workbench.store.reading.dataset_summaries`; unreadable objects are listed)."""
+        return dataset_summaries(self._f)
 
     def nominal(self) -> TrajectoryStore | None:
         """The ``/nominal`` group of an ensemble as a store of one realization (sharing this
@@ -551,20 +701,21 @@ class TrajectoryStore(Store):
         """The attributes of the dataset at ``name`` as stored (plain Python values, text as
         ``str``); a format-1 file's lack ``units``, ``description`` and ``dims``, which come
         from :func:`~workbench.store.conventions.layout_attrs`."""
-        stored = {k: _plain(v) for k, v in self._existing(name).attrs.items()}
+        stored = read_attrs(self._existing(name), self._path)
         return {**super().dataset_attrs(name), **stored}
 
     @property
     def attrs(self) -> dict[str, Any]:
-        return {k: _plain(v) for k, v in self._f.attrs.items()}
+        return read_attrs(self._f, self._path)
 
     @property
     def is_open(self) -> bool:
-        return bool(self._f.id.valid)
+        """Whether the file is open; false after a failed write (:class:`StoreWriteError`)."""
+        return self._failed is None and bool(self._f.id.valid)
 
     def close(self) -> None:
         """Close the file (idempotent); a view of ``/nominal`` leaves it open."""
-        if self._f.id.valid and isinstance(self._f, h5py.File):
+        if self._failed is None and self._f.id.valid and isinstance(self._f, h5py.File):
             self._f.close()
 
     def __repr__(self) -> str:
@@ -597,117 +748,38 @@ def write_trajectory(
         Store the root attribute ``created``; off by default, so that the same run gives the
         same bytes.
     """
+    path = Path(path)
     schema = StoreSchema.from_trajectory(traj)
-    with TrajectoryStore.create(
-        path,
-        schema,
-        1,
-        scene_text=scene_text,
-        scene_json=scene_json,
-        seed_entropy=seed_entropy,
-        kind="run",
-        extra_attrs=extra_attrs,
-        extra_datasets=extra_datasets,
-        extra_dataset_attrs=extra_dataset_attrs,
-        timestamp=timestamp,
-    ) as store:
-        store.write(0, traj)
+    # the whole file is written under a temporary name and renamed only when complete: a full
+    # disk or a killed run leaves no partial file at ``path`` (and an older file there intact)
+    tmp = path.parent / f".{path.name}.part-{os.getpid()}"
+    try:
+        with TrajectoryStore.create(
+            tmp,
+            schema,
+            1,
+            scene_text=scene_text,
+            scene_json=scene_json,
+            seed_entropy=seed_entropy,
+            kind="run",
+            extra_attrs=extra_attrs,
+            extra_datasets=extra_datasets,
+            extra_dataset_attrs=extra_dataset_attrs,
+            timestamp=timestamp,
+        ) as store:
+            store.write(0, traj)
+        os.replace(tmp, path)
+    except StoreWriteError as exc:
+        raise StoreWriteError(path, 0, 1, exc.disk_full, exc.reason, resumable=False) from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot write ({exc})") from None
+    except StoreError as exc:
+        raise StoreError(str(exc).replace(str(tmp), str(path))) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_trajectory(path: str | os.PathLike, realization: int = 0) -> Trajectory:
     """Read one completed realization of the store at ``path``."""
     with TrajectoryStore.open(path) as store:
         return store.read(realization)
-
-
-def _dataset_summary(ds: h5py.Dataset) -> dict[str, Any]:
-    string = h5py.check_string_dtype(ds.dtype)
-    summary = {
-        "shape": list(ds.shape),
-        "dtype": f"str ({string.encoding})" if string is not None else str(ds.dtype),
-        "compression": ds.compression,
-        "shuffle": bool(ds.shuffle),
-        "chunks": list(ds.chunks) if ds.chunks is not None else None,
-    }
-    if "units" in ds.attrs:  # format 2
-        summary["units"] = _text(ds.attrs["units"])
-    return summary
-
-
-def _dataset_summaries(group: h5py.Group, prefix: str = "/") -> dict[str, Any]:
-    """Shapes, types and filters of every dataset under ``group``, walked link by link.
-
-    ``Group.visititems`` stops at the first object header it cannot read, which a writer killed
-    while HDF5 extended a header can leave behind (seen once in CI: "Object visitation failed
-    (addr overflow)"), although the completed realizations read back exactly. Here an object
-    that cannot be read is listed as ``{"unreadable": reason}`` and the walk goes on.
-    """
-    out: dict[str, Any] = {}
-    try:
-        names = list(group.keys())
-    except (RuntimeError, OSError, KeyError) as exc:
-        return {prefix: {"unreadable": str(exc)}}
-    for name in names:
-        path = prefix + name
-        try:
-            obj = group[name]
-        except (RuntimeError, OSError, KeyError) as exc:
-            out[path] = {"unreadable": str(exc)}
-            continue
-        if isinstance(obj, h5py.Group):
-            out.update(_dataset_summaries(obj, path + "/"))
-        elif isinstance(obj, h5py.Dataset):
-            try:
-                out[path] = _dataset_summary(obj)
-            except (RuntimeError, OSError) as exc:
-                out[path] = {"unreadable": str(exc)}
-    return dict(sorted(out.items()))
-
-
-def describe(path: str | os.PathLike) -> dict[str, Any]:
-    """A JSON-serialisable summary of a store, for ``workbench inspect``.
-
-    Returns
-    -------
-    dict
-        ``path``, ``file_size`` (bytes), ``attrs`` (root attributes without the scene source,
-        plus ``scene_first_line``), ``n_realizations``, ``n_completed``, ``n_missing``,
-        ``failed`` (completed realizations whose status is not ``"ok"``: index, status,
-        message), ``time`` (``nt``, ``start``, ``stop``), ``bodies``, ``observers`` (shape and
-        info), ``diagnostics``, ``params`` (per-realization shapes) and ``datasets`` (shape,
-        dtype, compression, shuffle, chunks by HDF5 path).
-    """
-    with TrajectoryStore.open(path) as store:
-        f, s = store._f, store.schema
-        attrs = store.attrs
-        scene = str(attrs.pop("scene", ""))
-        attrs["scene_first_line"] = scene.splitlines()[0] if scene else ""
-        completed = store.completed
-        # only completed elements are read: an incomplete one may refer to a lost heap object
-        failed = []
-        for i in np.flatnonzero(completed):
-            status = _text(f["status"][i])
-            if status != "ok":
-                failed.append(
-                    {"index": int(i), "status": status, "message": _text(f["message"][i])}
-                )
-        datasets = _dataset_summaries(f)
-        summary = {
-            "path": str(store.path),
-            "file_size": os.path.getsize(store.path),
-            "attrs": attrs,
-            "n_realizations": store.n_realizations,
-            "n_completed": int(completed.sum()),
-            "n_missing": int((~completed).sum()),
-            "failed": failed,
-            "time": {"nt": s.n_times, "start": float(s.time[0]), "stop": float(s.time[-1])},
-            "bodies": list(s.body_names),
-            "observers": {
-                name: {"shape": list(f[f"observers/{name}"].shape), **info}
-                for name, info in s.observer_info.items()
-            },
-            "diagnostics": list(s.diagnostics),
-            "params": {key: {"shape": list(shape)} for key, shape in s.param_shapes.items()},
-            "datasets": datasets,
-        }
-    return summary

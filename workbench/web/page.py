@@ -36,7 +36,7 @@ from workbench.errors import SceneError, WorkbenchError
 from workbench.scene.fields import PARAMETERS_GROUP
 from workbench.scene.model import Scene
 from workbench.sim.frames import box_reach
-from workbench.sim.state import Trajectory
+from workbench.sim.state import Trajectory, check_same_bodies, finite_records, records_at_rate
 from workbench.web.visuals import BodyVisual, body_visuals
 
 __all__ = ["write_replay_page", "page_data", "MAX_FPS"]
@@ -45,10 +45,6 @@ __all__ = ["write_replay_page", "page_data", "MAX_FPS"]
 #: real speed (the page interpolates between records) while spelling_balls' 3875 balls over 3 s
 #: stay near 6 MB.
 MAX_FPS = 30.0
-
-#: Slack, in records, when counting records at :data:`MAX_FPS` (record times are sums of float
-#: steps, so a record due exactly at the end must not be lost to rounding).
-_FPS_SLACK = 1e-6
 
 #: Smallest half side of a drawn plane, m, and its size relative to the reach of the scene's
 #: bodies from the plane's origin: a ground patch wider than what moves on it.
@@ -83,7 +79,7 @@ def write_replay_page(
     Parameters
     ----------
     path : str or Path
-        The HTML file to write (its folder is created if needed).
+        The HTML file to write (replaced if it exists); its folder must exist.
     scene : Scene
         The scene the runs were made on (their bodies, in order).
     runs : dict of str to Trajectory
@@ -106,11 +102,14 @@ def write_replay_page(
     Raises
     ------
     WorkbenchError
-        For no runs, a run that is not a :class:`Trajectory` of the scene's bodies, a run
-        without finite records, a non-positive speed or a camera that is not a
+        For a missing folder, no runs, a run that is not a :class:`Trajectory` of the scene's
+        bodies, a run without finite records, a non-positive speed or a camera that is not a
         :class:`Camera`; a :class:`~workbench.errors.SceneError` for a mesh or URDF file
         that cannot be read.
     """
+    out = Path(path)
+    if not out.parent.is_dir():
+        raise WorkbenchError(f"{out}: folder {out.parent} does not exist")
     data = page_data(scene, runs, camera=camera, title=title, reverse=reverse, speed=speed)
     assets = resources.files("workbench.web") / "assets"
     template = (assets / "page.html").read_text(encoding="utf-8")
@@ -129,8 +128,6 @@ def write_replay_page(
     pattern = "|".join(re.escape(m) for m in _MARKERS)
     text = dict(zip(_MARKERS, parts, strict=True))
     page = re.sub(pattern, lambda m: text[m.group(0)], template)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     return out
 
@@ -166,11 +163,7 @@ def page_data(
     for label, traj in runs.items():
         if not isinstance(traj, Trajectory):
             raise WorkbenchError(f"run {label!r}: expected a Trajectory, got {type(traj).__name__}")
-        if tuple(traj.body_names) != tuple(scene.body_names):
-            raise WorkbenchError(
-                f"run {label!r}: the trajectory's bodies ({', '.join(traj.body_names)}) are not "
-                f"the scene's ({', '.join(scene.body_names)})"
-            )
+        check_same_bodies(traj, scene.body_names, f"run {label!r}: ")
         realized = _realized_scene(scene, traj)
         key = realized.model_dump_json()
         if key not in visuals_of:
@@ -201,10 +194,11 @@ def page_data(
         "reverse": bool(reverse),
         "speed": speed,
         "fps": MAX_FPS,
+        # z up, as the page's orbit controls turn about it; PyBullet's view is the same (its
+        # up vector is z tilted by the pitch, in the plane of z and the line of sight)
         "camera": {
             "eye": camera.eye().tolist(),
             "target": [float(x) for x in camera.target],
-            "up": camera.up().tolist(),
             "fov": float(camera.fov),
             # the depth range of the engine's camera (Engine.camera)
             "near": camera.distance / 100.0,
@@ -251,24 +245,12 @@ def _track(label, traj: Trajectory, com: np.ndarray) -> dict:
     ``quat`` (nk, n, 4), x-y-z-w.
     """
     time = np.asarray(traj.time, dtype=float)
-    ok = (
-        np.all(np.isfinite(traj.position), axis=(1, 2))
-        & np.all(np.isfinite(traj.orientation), axis=(1, 2))
-        & np.isfinite(time)
-    )
-    index = np.flatnonzero(ok)
+    index = finite_records(traj)
     if len(index) == 0:
         raise WorkbenchError(f"run {label!r} has no finite records to show")
     index = index[np.argsort(time[index], kind="stable")]  # reverse runs may record t downwards
-    t = time[index]
-    n_frames = int(math.floor((t[-1] - t[0]) * MAX_FPS + _FPS_SLACK)) + 1
-    at = t[0] + np.arange(n_frames) / MAX_FPS
-    j = np.clip(np.searchsorted(t, at), 1, max(len(t) - 1, 1))
-    if len(t) > 1:
-        nearest = np.where(at - t[j - 1] <= t[j] - at, j - 1, j)
-        keep = np.unique(np.append(nearest, len(t) - 1))
-    else:
-        keep = np.zeros(1, dtype=int)
+    # the record nearest each 1/MAX_FPS s, and the last one
+    keep = np.unique(np.append(records_at_rate(time[index], MAX_FPS), len(index) - 1))
     records = index[keep]
     pos = np.asarray(traj.position[records], dtype=float)
     quat = np.asarray(traj.orientation[records], dtype=float)

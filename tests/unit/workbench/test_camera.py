@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.camera import Camera, parse_camera
+from workbench.camera import Camera, parse_camera, parse_camera_option, parse_view
 from workbench.errors import WorkbenchError
 from workbench.scene.model import scene_from_dict
 from workbench.sim.engine import Engine
@@ -115,6 +115,45 @@ def test_parse_camera_rejects(text, match):
     with pytest.raises(ValueError, match=match) as info:
         parse_camera(text)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("30,-10", (30.0, -10.0)),
+        (" -400 , 89.9 ", (-400.0, 89.9)),  # any finite yaw
+        ("1,2,3,4", Camera((1.0, 2.0, 3.0), 4.0, 45.0, -30.0, 90.0)),
+        ("0,0,0.5,10,90,-10", Camera((0.0, 0.0, 0.5), 10.0, 90.0, -10.0, 90.0)),
+    ],
+)
+def test_parse_camera_option_gives_a_view_or_a_camera(text, expected):
+    assert parse_camera_option(text, fov=90.0) == expected
+    if isinstance(expected, tuple):
+        assert parse_view(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("1,95", "a finite yaw and a pitch strictly between -90 and 90"),
+        ("inf,0", "a finite yaw"),
+        ("1,-90", "strictly between -90 and 90"),
+        ("a,b", "expected YAW,PITCH in degrees"),
+        ("1", "expected YAW,PITCH or X,Y,Z,DISTANCE"),
+        ("1,2,3", "expected YAW,PITCH or X,Y,Z,DISTANCE"),
+        ("1,2,3,4,5", "expected YAW,PITCH or X,Y,Z,DISTANCE"),
+        ("0,0,0,-1", "the distance must be > 0"),
+    ],
+)
+def test_parse_camera_option_rejects(text, match):
+    with pytest.raises(ValueError, match=match) as info:
+        parse_camera_option(text)
+    assert "\n" not in str(info.value)
+
+
+def test_parse_view_wants_two_numbers():
+    with pytest.raises(ValueError, match="2 numbers"):
+        parse_view("1,2,3")
 
 
 # ---------------------------------------------------------------------------------- extent

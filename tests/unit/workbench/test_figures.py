@@ -175,7 +175,7 @@ def test_inference_figures_carry_the_units_they_are_given(inferred, example, dra
     assert fit_rows == [
         (
             "t [s]",
-            "measured sigma_0.3 [m]",
+            "distance fallen z (sigma_0.3) [m]",
             f"falling_object_example{example}: data (± σ) and MAP fit",
         )
     ]
@@ -197,7 +197,7 @@ def test_inference_figures_without_declared_units(inferred, drawn, tmp_path):
     inference.write_inference_plots(result, tmp_path, fit=fit)
     assert assert_labelled(drawn[0], known_units=False)[0][:2] == (
         "t [s]",
-        "measured sigma_0.3 [?]",
+        "distance fallen z (sigma_0.3) [?]",
     )
     assert assert_labelled(drawn[1], known_units=False)[0][:2] == ("c [?]", "t0 [?]")
 

@@ -104,7 +104,7 @@ def test_infer_plot_labels_carry_the_spec_units(drawn, tmp_path, capsys):
         main(["infer", "falling_object_example1", "--set", "case=3", "--plot", str(tmp_path)]) == 0
     )
     fit, posterior = drawn
-    assert _axis_labels(fit) == [("t [s]", "measured sigma_0.3 [m]")]
+    assert _axis_labels(fit) == [("t [s]", "distance fallen z (sigma_0.3) [m]")]
     assert _axis_labels(posterior) == [("c [1/m]", "posterior density [m]")]
     # four parameters: pair panels, σ in the data's unit, g in m/s^2
     assert (
@@ -133,7 +133,7 @@ def test_an_inference_spec_without_units_loads_and_its_axes_say_unknown(drawn, t
     np.testing.assert_array_equal(spec.y, load_spec(EXAMPLES[2], {"case": 3}).y)
     assert main(["infer", str(path), "--set", "case=3", "--plot", str(tmp_path)]) == 0
     fit, posterior = drawn
-    assert _axis_labels(fit) == [("t [s]", "measured sigma_0.3 [?]")]
+    assert _axis_labels(fit) == [("t [s]", "distance fallen z (sigma_0.3) [?]")]
     assert _axis_labels(posterior)[0] == ("c [?]", "t0 [?]")
 
 
@@ -252,4 +252,18 @@ def test_parameter_figures_take_the_stored_units(box_ensemble, monkeypatch, tmp_
     report.plot_parameter(box_ensemble, key, tmp_path / "p.png")
     assert _axis_labels(drawn[0]) == labels
     report.plot_ensemble_convergence(box_ensemble, "corner_acc", tmp_path / "c.png")
-    assert _axis_labels(drawn[1]) == [("number of realizations n [count]", "conv(n) [m/s^2 s^½]")]
+    assert _axis_labels(drawn[1]) == [("number of realizations n [count]", "conv(n) [(m/s^2) s^½]")]
+
+
+def test_data_label_names_what_the_column_measures(tmp_path):
+    """``data.label`` says what y is ("distance fallen z"); without it the column's name is used,
+    and an empty label is one line naming the field."""
+    spec = load_spec(EXAMPLES[1], {"case": 3})
+    assert spec.y_label == "distance fallen z" and spec.y_name == "sigma_0.3"
+    for folder in ("plain", "empty"):
+        (tmp_path / folder).mkdir()
+    plain = _copy(tmp_path / "plain", EXAMPLES[1], lambda d: d["data"].pop("label"))
+    assert load_spec(plain, {"case": 3}).y_label == "sigma_0.3"
+    empty = _copy(tmp_path / "empty", EXAMPLES[1], lambda d: d["data"].update(label=""))
+    with pytest.raises(SpecError, match=r"data\.label"):
+        load_spec(empty, {"case": 3})

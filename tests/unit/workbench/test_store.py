@@ -23,6 +23,7 @@ from workbench.store import (
     write_trajectory,
 )
 from workbench.store import hdf5 as hdf5_module
+from workbench.store import reading as reading_module
 
 NT = 25
 BODIES = ("ball", "box")
@@ -107,7 +108,7 @@ def test_round_trip_single_run(tmp_path):
     with h5py.File(path, "r") as f:  # the layout on disk
         ds = f["states/position"]
         assert ds.chunks == (1, NT, 2, 3)
-        assert ds.compression == "lzf" and ds.shuffle
+        assert ds.compression == "gzip" and ds.shuffle
         assert np.isnan(ds.fillvalue)
         assert f["observers/tip"].attrs["unit"] == "m"
         assert list(f["observers/tip"].attrs["components"]) == ["x", "y", "z"]
@@ -275,7 +276,8 @@ def test_failed_create_keeps_old_file_and_removes_temp(tmp_path, monkeypatch):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(hdf5_module, "_init_file", broken)
-    with pytest.raises(RuntimeError, match="disk on fire"):
+    # h5py raises RuntimeError for many HDF5 failures: one line naming the file
+    with pytest.raises(StoreError, match="out.h5: cannot create store .disk on fire"):
         TrajectoryStore.create(path, StoreSchema.from_trajectory(make_trajectory(9)), 2)
     assert path.read_bytes() == b"old contents"
     assert sorted(os.listdir(tmp_path)) == ["out.h5"]
@@ -329,7 +331,7 @@ def test_describe_is_json_and_complete(tmp_path):
     assert pos == {
         "shape": [3, NT, 2, 3],
         "dtype": "float64",
-        "compression": "lzf",
+        "compression": "gzip",
         "shuffle": True,
         "chunks": [1, NT, 2, 3],
         "units": "m",
@@ -372,7 +374,7 @@ def test_describe_lists_an_unreadable_object_and_goes_on(tmp_path):
             return self.group[name]
 
     with h5py.File(path, "r") as f:
-        out = hdf5_module._dataset_summaries(Broken(f))
+        out = reading_module.dataset_summaries(Broken(f))
     assert out["/a"]["shape"] == [3] and out["/g/b"]["shape"] == [2, 2]
     assert "addr overflow" in out["/bad"]["unreadable"]
 
@@ -485,3 +487,26 @@ def test_extra_datasets_and_attrs_read_back(tmp_path):
         assert got.dtype == log.dtype and np.array_equal(got, log)
         with pytest.raises(StoreError, match="no dataset 'reverse/nope'"):
             store.read_dataset("reverse/nope")
+
+
+def _damage_chunk(path, name: str, chunk: int = 0) -> None:
+    """Overwrite the middle of one stored chunk of dataset ``name`` with garbage bytes."""
+    with h5py.File(path, "r") as f:
+        info = f[name].id.get_chunk_info(chunk)
+    with open(path, "r+b") as fh:
+        fh.seek(info.byte_offset + info.size // 4)
+        fh.write(bytes(range(256))[: max(8, info.size // 2)])
+
+
+def test_a_damaged_chunk_is_one_line_naming_the_dataset(tmp_path):
+    """A chunk the filter cannot decompress raises OSError deep in h5py; readers get a
+    StoreError naming the file and the dataset instead."""
+    path = tmp_path / "run.h5"
+    write_trajectory(path, make_trajectory(3, nt=400))
+    with h5py.File(path, "r") as f:
+        assert f["states/position"].compression is not None  # a filter to fail
+    _damage_chunk(path, "states/position")
+    with pytest.raises(StoreError, match=r"run\.h5: dataset /states/position cannot be read"):
+        read_trajectory(path)
+    with TrajectoryStore.open(path) as store, pytest.raises(StoreError, match="damaged"):
+        store.read_array("states/position")

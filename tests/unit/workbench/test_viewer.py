@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -16,12 +18,17 @@ import pytest
 from PIL import Image
 
 from tests.conftest import cli_env, run_workbench
+from workbench.display import display_problem
 from workbench.errors import WorkbenchError
+from workbench.scene.loader import scene_to_json
 from workbench.scene.model import scene_from_dict
 from workbench.sim.forward import run_scene
+from workbench.sim.state import records_at_rate
 from workbench.viewer import (
-    _frames_at_rate,
-    display_problem,
+    FPS_RANGE,
+    MAX_FRAMES,
+    MAX_SIDE,
+    SPEED_RANGE,
     render_frames,
     replay,
     write_video,
@@ -58,12 +65,14 @@ def read_png(path) -> np.ndarray:
         return np.asarray(im.convert("RGB"))
 
 
-def test_frames_at_rate_picks_nearest_records():
+def test_records_at_rate_picks_nearest_records():
     tau = np.arange(9) * (1.0 / 240.0 * 6)  # 0.025 s apart, as float sums give them
-    np.testing.assert_array_equal(_frames_at_rate(tau, 40.0), np.arange(9))  # every record
-    np.testing.assert_array_equal(_frames_at_rate(tau, 20.0), [0, 2, 4, 6, 8])
-    np.testing.assert_array_equal(_frames_at_rate(tau, 80.0), np.repeat(np.arange(9), 2)[:17])
-    np.testing.assert_array_equal(_frames_at_rate(np.zeros(1), 30.0), [0])
+    np.testing.assert_array_equal(records_at_rate(tau, 40.0), np.arange(9))  # every record
+    np.testing.assert_array_equal(records_at_rate(tau, 20.0), [0, 2, 4, 6, 8])
+    np.testing.assert_array_equal(records_at_rate(tau, 80.0), np.repeat(np.arange(9), 2)[:17])
+    np.testing.assert_array_equal(records_at_rate(np.zeros(1), 30.0), [0])
+    # times need not start at 0: frames are counted from the first record
+    np.testing.assert_array_equal(records_at_rate(tau + 7.0, 20.0), [0, 2, 4, 6, 8])
 
 
 # ---------------------------------------------------------------------------------- frames
@@ -93,6 +102,19 @@ def test_render_frames(fall, tmp_path):
         np.testing.assert_array_equal(read_png(path), images[N_RECORDS - 1 - k])
 
 
+def test_render_frames_speed_takes_frames_every_speed_over_fps(fall, tmp_path):
+    """At speed 2 and 20 fps a frame every 0.1 s of the run: records 0, 4, 8, the same images
+    as every 4th record; at speed 0.5 and 40 fps every record twice (0.0125 s apart)."""
+    scene, traj = fall
+    fast = render_frames(scene, traj, tmp_path / "fast", width=W, height=H, fps=20.0, speed=2.0)
+    every = render_frames(scene, traj, tmp_path / "every", width=W, height=H, every=4)
+    assert len(fast) == len(every) == 3
+    for a, b in zip(fast, every, strict=True):
+        np.testing.assert_array_equal(read_png(a), read_png(b))
+    slow = render_frames(scene, traj, tmp_path / "slow", width=W, height=H, fps=40.0, speed=0.5)
+    assert len(slow) == 2 * (N_RECORDS - 1) + 1
+
+
 def test_render_frames_every_and_fps(fall, tmp_path):
     scene, traj = fall
     assert len(render_frames(scene, traj, tmp_path / "e", width=W, height=H, every=4)) == 3
@@ -109,8 +131,13 @@ def test_render_frames_every_and_fps(fall, tmp_path):
     [
         ({"every": 0}, "every must be an integer >= 1"),
         ({"every": 1.5}, "every must be an integer >= 1"),
-        ({"fps": 0.0}, "fps must be a finite number > 0"),
+        ({"fps": 0.0}, "fps must be a number from 0.1 to 1000"),
+        ({"fps": FPS_RANGE[1] * 1.01}, "fps must be a number from"),
+        ({"fps": float("nan")}, "fps must be a number from"),
+        ({"fps": 30.0, "speed": SPEED_RANGE[0] / 2}, "speed must be a number from 0.01 to 100"),
+        ({"speed": 2.0}, "speed applies to frames taken at a rate: give fps too"),
         ({"width": 0}, "width must be an integer >= 1"),
+        ({"height": MAX_SIDE + 1}, f"height must be at most {MAX_SIDE} pixels"),
     ],
 )
 def test_render_frames_bad_arguments(fall, tmp_path, kwargs, match):
@@ -119,6 +146,19 @@ def test_render_frames_bad_arguments(fall, tmp_path, kwargs, match):
         render_frames(scene, traj, tmp_path, **kwargs)
     assert "\n" not in str(info.value)
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_too_many_frames_are_refused(fall, tmp_path, monkeypatch):
+    """0.2 s at 1000 frames per second, slowed down 100 times: 20001 frames, beyond a limit of
+    1000 (the real MAX_FRAMES needs a longer run than this test should render)."""
+    import workbench.viewer as viewer
+
+    assert MAX_FRAMES >= 100_000
+    monkeypatch.setattr(viewer, "MAX_FRAMES", 1000)
+    scene, traj = fall
+    with pytest.raises(WorkbenchError, match="20001 frames .* exceed the 1000-frame limit"):
+        render_frames(scene, traj, tmp_path / "f", width=W, height=H, fps=1000.0, speed=0.01)
+    assert not (tmp_path / "f").exists()
 
 
 def test_bad_trajectories(fall, tmp_path):
@@ -171,7 +211,12 @@ def test_write_video_mp4_and_gif(fall, tmp_path):
         ("v.avi", {}, "unknown video format '.avi'"),
         ("v", {}, "unknown video format"),
         ("v.mp4", {"width": W + 1}, "needs an even width and height"),
-        ("v.mp4", {"fps": 0.0}, "fps must be a finite number > 0"),
+        ("v.mp4", {"fps": 0.0}, "fps must be a number from 0.1 to 1000"),
+        ("v.gif", {"fps": 1e-3}, "fps must be a number from"),  # was Pillow's OverflowError
+        ("v.mp4", {"fps": 1e-9}, "fps must be a number from"),  # was ffmpeg's error, no file
+        ("v.mp4", {"fps": 1e300}, "fps must be a number from"),  # was a ValueError
+        ("v.mp4", {"speed": 0.0}, "speed must be a number from"),
+        ("v.mp4", {"width": 100_000, "height": 100_000}, "at most 8192 pixels"),
         ("missing/v.mp4", {}, "does not exist"),
     ],
 )
@@ -183,10 +228,39 @@ def test_write_video_rejects(fall, tmp_path, name, kwargs, match):
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-@pytest.mark.parametrize("speed", [0, -1.0, float("nan"), "fast"])
+@pytest.mark.parametrize(
+    ("writer", "match"),
+    [
+        ("silent", "the video writer wrote no file"),
+        ("failing", "the video writer failed: ffmpeg said no"),
+    ],
+)
+def test_write_video_checks_the_writer(fall, tmp_path, monkeypatch, writer, match):
+    """A writer that raises (ffmpeg's errors) or writes nothing is an error, not a 'wrote'."""
+    import imageio.v2 as imageio
+
+    class Writer:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            if writer == "failing":
+                raise OSError("ffmpeg failed\nffmpeg said no")
+
+        def append_data(self, rgb):
+            pass
+
+    monkeypatch.setattr(imageio, "get_writer", lambda *a, **kw: Writer())
+    scene, traj = fall
+    with pytest.raises(WorkbenchError, match=match) as info:
+        write_video(scene, traj, tmp_path / "v.mp4", width=W, height=H, fps=10.0)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("speed", [0, -1.0, float("nan"), "fast", 1e-3, 1e3])
 def test_replay_bad_speed(fall, speed):
     scene, traj = fall
-    with pytest.raises(WorkbenchError, match="speed must be a finite number > 0"):
+    with pytest.raises(WorkbenchError, match="speed must be a number from 0.01 to 100"):
         replay(scene, traj, speed=speed)  # raised before any window opens
 
 
@@ -238,6 +312,7 @@ def xvfb_display():
             xvfb.wait(timeout=5)
         except subprocess.TimeoutExpired:
             xvfb.kill()
+            xvfb.wait()  # reaped, or Popen warns that it is still running
 
 
 @pytest.mark.viewer
@@ -289,6 +364,7 @@ def test_ctrl_c_stops_a_running_replay_and_the_viewer_is_quiet(fall_file, xvfb_d
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # reaped, its pipes closed
     assert proc.returncode == 130, err
     assert rest.strip() == "" and err.strip().splitlines() == ["workbench replay: interrupted"]
 
@@ -303,6 +379,141 @@ def test_display_problem_names_the_reason():
     assert "cannot connect" in display_problem({"DISPLAY": DEAD_DISPLAY})
     assert "cannot connect" in display_problem({"DISPLAY": "127.0.0.1:87"})  # TCP: port 6087
     assert "not of the form" in display_problem({"DISPLAY": "nonsense"})
+
+
+class FakeXServer:
+    """A TCP listener on 127.0.0.1, port 6000 + N (display ``127.0.0.1:N``), that accepts
+    connections, keeps the first bytes it is sent, and answers them with ``answer`` (nothing
+    when None, like a port that accepts anything)."""
+
+    def __init__(self, answer: bytes | None):
+        self.answer, self.received = answer, b""
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        for n in range(100, 200):
+            try:
+                self.sock.bind(("127.0.0.1", 6000 + n))
+                break
+            except OSError:
+                continue
+        else:
+            pytest.skip("no free TCP port from 6100 to 6199")
+        self.display = f"127.0.0.1:{n}"
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        held = []  # connections stay open (unanswered) until the server stops
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            conn.settimeout(2.0)
+            try:
+                self.received = conn.recv(4096)
+                if self.answer is not None:
+                    conn.sendall(self.answer)
+            except OSError:
+                pass
+        for conn in held:
+            conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def fake_x():
+    servers = []
+
+    def make(answer):
+        servers.append(FakeXServer(answer))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+#: The setup request with no authorization: byte order 'l', unused, protocol 11.0, name and
+#: data lengths 0, two unused bytes (X11 protocol, "Connection Setup").
+NO_AUTH_REQUEST = b"l\0" + (11).to_bytes(2, "little") + bytes(2) + bytes(6)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_display_problem_asks_for_an_x_server(fake_x, tmp_path):
+    """Something that accepts on the X port but does not answer as an X server is no display
+    (PyBullet would hang there); an X server's Success (1) is; its Failed (0) and Authenticate
+    (2) are a refusal. The request is X11's setup, with no cookie when there is none."""
+    env = {"HOME": str(tmp_path)}  # no ~/.Xauthority there
+    silent = fake_x(None)
+    t0 = time.monotonic()
+    problem = display_problem({**env, "DISPLAY": silent.display})
+    assert time.monotonic() - t0 < 1.5  # DISPLAY_TIMEOUT is 1 s
+    assert "does not answer as an X server" in problem
+    assert "does not answer" in display_problem({**env, "DISPLAY": fake_x(b"HTTP/1.1").display})
+    ok = fake_x(b"\x01\x00\x0b\x00")
+    assert display_problem({**env, "DISPLAY": ok.display}) is None
+    assert ok.received == NO_AUTH_REQUEST
+    for refusal in (b"\x00", b"\x02"):
+        assert "refused the connection" in display_problem(
+            {**env, "DISPLAY": fake_x(refusal).display}
+        )
+
+
+def _xauth_entry(family: int, address: bytes, number: bytes, name: bytes, data: bytes) -> bytes:
+    """One entry of an Xauthority file (Xau's format: big-endian CARD16 lengths)."""
+    out = family.to_bytes(2, "big")
+    for field in (address, number, name, data):
+        out += len(field).to_bytes(2, "big") + field
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_display_problem_sends_the_displays_cookie(fake_x, tmp_path):
+    """The cookie of the display's number for the local host (a loopback peer counts as local,
+    as in libxcb) goes with the setup request, padded to 4 bytes; other displays' do not."""
+    server = fake_x(b"\x01")
+    number = server.display.split(":")[1].encode()
+    cookie = bytes(range(16))
+    xauth = tmp_path / "xauth"
+    xauth.write_bytes(
+        _xauth_entry(256, socket.gethostname().encode(), b"9999", b"MIT-MAGIC-COOKIE-1", b"x" * 16)
+        + _xauth_entry(256, socket.gethostname().encode(), number, b"MIT-MAGIC-COOKIE-1", cookie)
+    )
+    assert display_problem({"DISPLAY": server.display, "XAUTHORITY": str(xauth)}) is None
+    name = b"MIT-MAGIC-COOKIE-1"
+    expected = (
+        b"l\0" + (11).to_bytes(2, "little") + bytes(2)
+        + len(name).to_bytes(2, "little") + len(cookie).to_bytes(2, "little") + bytes(2)
+        + name + bytes(2) + cookie
+    )  # fmt: skip
+    assert server.received == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_replay_fails_fast_on_a_port_that_is_no_x_server(fall_file, fake_x):
+    """The reviewer's hang: DISPLAY pointing at a listener that accepts and never answers."""
+    env = cli_env()
+    env["DISPLAY"] = fake_x(None).display
+    t0 = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "replay", fall_file],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert time.perf_counter() - t0 < 5.0
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "does not answer as an X server" in lines[0], run.stderr
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
@@ -429,3 +640,159 @@ def test_replay_html_passes_the_runs_and_the_framed_camera(
     assert main(["replay", str(fall_file), "--html", "y.html", "--reverse", "--speed", "2"]) == 0
     _, _, runs, kw = calls[-1]
     assert list(runs) == ["run"] and kw["reverse"] is True and kw["speed"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--fps", "1e-3", "--video", "o.gif"], "--fps: expected a number from 0.1 to 1000"),
+        (["--fps", "1e-9", "--video", "o.mp4"], "--fps: expected a number from 0.1 to 1000"),
+        (["--fps", "1e300", "--frames", "f"], "--fps: expected a number from 0.1 to 1000"),
+        (["--fps", "nan", "--frames", "f"], "--fps: expected a number from 0.1 to 1000"),
+        (["--size", "100000x100000", "--frames", "f"], "from 1 to 8192 pixels"),
+        (["--speed", "1e-3", "--video", "o.mp4"], "--speed: expected a number from 0.01 to 100"),
+        (["--speed", "0", "--html", "o.html"], "--speed: expected a number from 0.01 to 100"),
+        (["--frames", "taken"], "taken: is a file, expected a folder"),
+        (["--html", "nodir/x.html"], "nodir/x.html: directory nodir does not exist"),
+        (["--video", "nodir/x.mp4"], "nodir/x.mp4: directory nodir does not exist"),
+        (["--html", "."], ".: is a directory"),
+    ],
+)
+def test_replay_cli_checks_values_and_outputs_before_reading(
+    tmp_path, monkeypatch, capsys, args, match
+):
+    """Out-of-range values and unwritable outputs are one line and exit 2, checked before the
+    store is opened (the file given here does not exist: its error would come first otherwise);
+    nothing is written and no folder is made."""
+    from workbench.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("a file")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["replay", str(tmp_path / "missing.h5"), *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and match in lines[0], lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+# ------------------------------------------------------------- ensembles with failed realizations
+def _store_with_failures(path, scene, template, runs, nominal=None):
+    """A store of ``len(runs)`` realizations of ``scene``, shaped like ``template``, written
+    with the store API: ``runs[i]`` is a Trajectory (written with its status) or None (left not
+    completed)."""
+    from workbench.store import StoreSchema, TrajectoryStore
+
+    with TrajectoryStore.create(
+        path,
+        StoreSchema.from_trajectory(template),
+        len(runs),
+        scene_json=scene_to_json(scene),
+        nominal=nominal,
+    ) as store:
+        for i, traj in enumerate(runs):
+            if traj is not None:
+                store.write(i, traj)
+    return path
+
+
+def _failed(traj, status, message, n):
+    """``traj``'s first ``n`` records, marked as failed with ``status`` and ``message``."""
+    out = traj.truncated(n)
+    out.status, out.message = status, message
+    return out
+
+
+@pytest.fixture(scope="module")
+def failing_file(tmp_path_factory):
+    """Realization 0 not completed, 1 ok, 2 failed with no record (an exception), 3 stopped by
+    a non-finite state after 4 records, 4 ok; no nominal run."""
+    scene = scene_from_dict(FALL)
+    traj = run_scene(scene)
+    runs = [
+        None,
+        traj,
+        _failed(traj, "error", "ValueError: boom", 0),
+        _failed(traj, "nonfinite", "ball: position is not finite at t = 0.1 s", 4),
+        traj,
+    ]
+    path = tmp_path_factory.mktemp("failing") / "failing.h5"
+    return _store_with_failures(path, scene, traj, runs)
+
+
+def _fake_web(monkeypatch):
+    """Replace workbench.web by a recorder of write_replay_page's calls."""
+    import types
+
+    calls = []
+    fake = types.ModuleType("workbench.web")
+    fake.write_replay_page = lambda path, scene, runs, **kw: calls.append((path, scene, runs, kw))
+    monkeypatch.setitem(sys.modules, "workbench.web", fake)
+    return calls
+
+
+def test_replay_html_leaves_out_failed_and_unfinished_realizations(
+    failing_file, tmp_path, monkeypatch, capsys
+):
+    """Before: the page read realization 0 (not completed: an error) and kept failed
+    realizations (no record: 'no finite records'). Now it shows the ok ones and says why the
+    others are left out."""
+    from workbench.cli.main import main
+
+    calls = _fake_web(monkeypatch)
+    assert main(["replay", str(failing_file), "--html", str(tmp_path / "p.html")]) == 0
+    assert list(calls[-1][2]) == ["realization 1", "realization 4"]
+    out = capsys.readouterr().out
+    assert "the page shows 2 of 5 realizations; left out: 2 failed (2-3), 1 not completed" in out
+
+
+def test_replay_html_of_an_ensemble_whose_realizations_all_failed(tmp_path, monkeypatch, capsys):
+    """Only the nominal run is shown when no realization can be; nothing at all is an error."""
+    from workbench.cli.main import main
+
+    scene = scene_from_dict(FALL)
+    traj = run_scene(scene)
+    failed = _failed(traj, "error", "RuntimeError: no", 0)
+    runs = [failed, None, failed]
+    with_nominal = _store_with_failures(tmp_path / "n.h5", scene, traj, runs, nominal=traj)
+    calls = _fake_web(monkeypatch)
+    assert main(["replay", str(with_nominal), "--html", str(tmp_path / "p.html")]) == 0
+    assert list(calls[-1][2]) == ["nominal"]
+    assert "left out: 2 failed (0, 2), 1 not completed" in capsys.readouterr().out
+    bare = _store_with_failures(tmp_path / "b.h5", scene, traj, [failed, None])
+    assert main(["replay", str(bare), "--html", str(tmp_path / "q.html")]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to show: no nominal run" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ([], "realization 0 is not completed (completed: 1-4; --realization I)"),
+        (["--realization", "2"], "realization 2 failed (error: ValueError: boom)"),
+        (["--realization", "9"], "--realization 9: the file holds realizations 0 to 4"),
+    ],
+)
+def test_replay_frames_of_a_failed_or_missing_realization(
+    failing_file, tmp_path, capsys, args, match
+):
+    from workbench.cli.main import main
+
+    frames = tmp_path / "f"
+    assert main(["replay", str(failing_file), "--frames", str(frames), *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and match in lines[0], lines
+    assert not frames.exists()
+
+
+def test_replay_frames_of_a_run_stopped_early_shows_its_records(failing_file, tmp_path, capsys):
+    """A non-finite state stops a run and keeps the 4 records before: those are shown (0 to
+    0.075 s at 40 fps: 4 frames), with a line saying the run failed."""
+    from workbench.cli.main import main
+
+    frames = tmp_path / "f"
+    args = ["--frames", str(frames), "--realization", "3", "--fps", "40", "--size", "32x24"]
+    assert main(["replay", str(failing_file), *args, "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "realization 3 failed (nonfinite: ball: position is not finite at t = 0.1 s); " in out
+    assert "showing its 4 records before the failure" in out
+    assert len(list(frames.glob("frame_*.png"))) == 4

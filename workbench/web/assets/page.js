@@ -1,6 +1,6 @@
 // The replay page's script (Rigid Workbench, workbench/web/page.py writes the data it reads).
 //
-// DATA (the JSON in #wb-data): camera (eye, target, up, fov, near, far; z up), bounds (centre,
+// DATA (the JSON in #wb-data): camera (eye, target, fov, near, far; z up), bounds (centre,
 // radius) of what moves, worlds (per body the parts drawn in its body frame: kind, size, colour
 // sRGB, offset, rotation, mesh index), meshes (float32 vertices, uint32 faces, base64), runs
 // (label, world, times float64, first pose of every body (n x 7: origin xyz, quaternion xyzw),

@@ -1,0 +1,158 @@
+"""Is there a display the PyBullet viewer can open? Asked before PyBullet is, because on Linux
+``p.connect(p.GUI)`` without a working X server does not fail: it prints "cannot connect to X
+server" and hangs, deaf to Ctrl-C (docs/architecture.md, "PyBullet facts").
+
+:func:`display_problem` connects to the X server ``DISPLAY`` names and sends the X11 connection
+setup request, with the display's MIT-MAGIC-COOKIE-1 from ``XAUTHORITY`` as libxcb would, and
+wants Success back within :data:`DISPLAY_TIMEOUT`. Pure standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["display_problem", "DISPLAY_TIMEOUT"]
+
+#: How long to wait for an X server to accept a connection and answer its setup request, s,
+#: before calling it unreachable (a local Xvfb answers in about a millisecond).
+DISPLAY_TIMEOUT = 1.0
+
+#: First byte of an X server's answer to the connection setup request (X11 protocol,
+#: "Connection Setup"): Failed, Success, Authenticate.
+_X_FAILED, _X_SUCCESS, _X_AUTHENTICATE = 0, 1, 2
+
+#: Xauthority address families (Xauth.h): an IPv4 address, the local host by name, any address.
+_FAMILY_INTERNET, _FAMILY_LOCAL, _FAMILY_WILD = 0, 256, 65535
+
+#: The only authorization protocol :func:`display_problem` sends (XDM-AUTHORIZATION-1 needs
+#: DES; Xlib then falls back to this one or to none, as servers of today accept).
+_COOKIE_NAME = b"MIT-MAGIC-COOKIE-1"
+
+
+def display_problem(env: dict | None = None) -> str | None:
+    """Why the viewer could not open a window, or None when it can (or we cannot tell).
+
+    On Linux PyBullet's GUI needs an X server, and ``p.connect(p.GUI)`` without one does not fail:
+    it prints "cannot connect to X server" and hangs, deaf to Ctrl-C. So before connecting, the
+    X server named by ``DISPLAY`` (``[host]:N[.screen]``) is asked for a connection as Xlib asks
+    for it: the socket ``/tmp/.X11-unix/XN`` (and its abstract twin) for a local display, TCP
+    port 6000 + N on ``host`` otherwise. On the socket goes the X11 connection setup request with
+    the display's MIT-MAGIC-COOKIE-1 from ``XAUTHORITY`` (default ``~/.Xauthority``) when it has
+    one (:func:`_setup_request`); the first byte of the answer must come within
+    :data:`DISPLAY_TIMEOUT` and be 1 (Success). A socket that accepts but does not answer as an X
+    server (anything listening on the port, a firewall that accepts every connection) is a
+    problem, and so is an X server that refuses us (0 Failed, 2 Authenticate): PyBullet, which
+    connects the same way, would be refused too. Other systems need no ``DISPLAY``.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    env = os.environ if env is None else env
+    display = env.get("DISPLAY", "")
+    if not display:
+        return "no display: DISPLAY is not set"
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".")[0]
+    if not number.isdigit():
+        return f"no display: DISPLAY={display!r} is not of the form [host]:N"
+    if host in ("", "unix"):
+        addresses = [(socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
+        addresses.append((socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"))  # abstract socket
+    else:
+        addresses = [(socket.AF_INET, (host, 6000 + int(number)))]
+    for family, address in addresses:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            deadline = time.monotonic() + DISPLAY_TIMEOUT
+            sock.settimeout(DISPLAY_TIMEOUT)
+            try:
+                sock.connect(address)
+            except OSError:
+                continue  # nothing there: try the next address
+            peer = sock.getpeername()[0] if family == socket.AF_INET else None
+            request = _setup_request(_xauth_cookie(env, number, peer))
+            answer = _x_answer(sock, request, deadline)
+        if answer == _X_SUCCESS:
+            return None
+        if answer in (_X_FAILED, _X_AUTHENTICATE):
+            return (
+                f"no display: the X server of DISPLAY={display!r} refused the connection "
+                "(not authorized: see XAUTHORITY and xhost)"
+            )
+        return (
+            f"no display: DISPLAY={display!r} accepts connections but does not answer as an X "
+            "server"
+        )
+    return f"no display: cannot connect to the X server of DISPLAY={display!r}"
+
+
+def _setup_request(cookie: tuple[bytes, bytes] | None) -> bytes:
+    """The X11 connection setup request (X11 protocol, "Connection Setup"), little-endian.
+
+    Byte order ``'l'``, one unused byte, protocol major version 11 and minor 0 (CARD16 each),
+    the lengths of the authorization protocol's name and data (CARD16 each), two unused bytes;
+    then the name and the data, each padded to a multiple of 4 bytes. ``cookie`` is
+    ``(name, data)``, or None to send no authorization.
+    """
+    name, data = cookie or (b"", b"")
+    head = b"l\0" + (11).to_bytes(2, "little") + (0).to_bytes(2, "little")
+    head += len(name).to_bytes(2, "little") + len(data).to_bytes(2, "little") + bytes(2)
+    return head + name + bytes(-len(name) % 4) + data + bytes(-len(data) % 4)
+
+
+def _xauth_cookie(env, number: str, peer: str | None) -> tuple[bytes, bytes] | None:
+    """The MIT-MAGIC-COOKIE-1 for display ``number`` in the Xauthority file (``XAUTHORITY``,
+    else ``~/.Xauthority``), chosen as libxcb chooses it: an entry of the display's number (or
+    of any number) whose address is the local host by name for a Unix socket or a loopback
+    ``peer``, the ``peer``'s IPv4 address otherwise, or any address (FamilyWild). None when the
+    file or such an entry is missing.
+
+    The file is a sequence of entries: family (CARD16, big-endian), then address, display
+    number, protocol name and data, each a CARD16 length and that many bytes (Xau's format).
+    """
+    path = env.get("XAUTHORITY") or os.path.join(
+        env.get("HOME") or os.path.expanduser("~"), ".Xauthority"
+    )
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return None
+    wanted = {(_FAMILY_LOCAL, socket.gethostname().encode())}
+    if peer is not None and not peer.startswith("127."):
+        with contextlib.suppress(OSError):
+            wanted = {(_FAMILY_INTERNET, socket.inet_aton(peer))}
+    pos = 0
+    while pos + 2 <= len(raw):
+        family = int.from_bytes(raw[pos : pos + 2], "big")
+        pos += 2
+        fields = []
+        for _ in range(4):
+            n = int.from_bytes(raw[pos : pos + 2], "big")
+            fields.append(raw[pos + 2 : pos + 2 + n])
+            pos += 2 + n
+        if pos > len(raw):
+            return None  # truncated file
+        address, entry_number, name, data = fields
+        if (
+            name == _COOKIE_NAME
+            and entry_number in (b"", number.encode())
+            and (family == _FAMILY_WILD or (family, address) in wanted)
+        ):
+            return name, data
+    return None
+
+
+def _x_answer(sock: socket.socket, request: bytes, deadline: float) -> int | None:
+    """Send the setup ``request`` on the connected ``sock``; the first byte of the answer, or
+    None when none comes before ``deadline`` (``time.monotonic()``) or the peer hangs up."""
+    try:
+        sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+        sock.sendall(request)
+        sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+        first = sock.recv(1)
+    except OSError:  # timeouts included
+        return None
+    return first[0] if first else None
