@@ -24,17 +24,16 @@ from reverse.markov import MarkovPolicy, TransitionModel
 from reverse.stepper import Stepper, StepReport, StepSettings
 from workbench.errors import SceneError
 from workbench.scene.model import WORLD, Scene
-from workbench.sim.forward import run_scene
+from workbench.sim.forward import Overlap, run_scene
+from workbench.sim.forward import start_overlap as forward_start_overlap
 from workbench.sim.observers import kinetic_energy
 from workbench.sim.state import State, Trajectory
 
 __all__ = [
     "ReverseResult",
     "RunPlan",
-    "Overlap",
     "MAX_REVERSE_STEPS",
     "MAX_REVERSE_MEMORY",
-    "OVERLAP_WARNING",
     "reverse_steps",
     "plan_reverse_run",
     "start_overlap",
@@ -78,14 +77,6 @@ BYTES_PER_BODY_STEP = 220
 #: and island-log rows; ``reverse_landing`` peaked at 0.9 MB over 300 steps (4 bodies): 3 kB per
 #: step less its bodies' share.
 BYTES_PER_STEP = 2_500
-
-#: Depth of overlap between two bodies in the scene's state above which a run warns, m. PyBullet's
-#: own forward runs of the shipped scenes leave resting bodies at most 0.54 mm inside each other
-#: (``brick_stack``'s end state; 1.8 mm only mid-impact, ``bouncing_ball``), and their written
-#: final states touch with no overlap at all; 1 mm is twice the deepest resting overlap, so a
-#: deeper start was not reached by a physical motion. The backward steps are velocity-level
-#: (nothing pushes an overlap apart), so such a run is computed as given, with a warning.
-OVERLAP_WARNING = 1.0e-3
 
 
 def reverse_steps(duration: float, dt: float, option: str = "--duration") -> float:
@@ -179,39 +170,11 @@ def _bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
-@dataclass(frozen=True)
-class Overlap:
-    """The deepest overlap between two bodies of a scene's state (:func:`start_overlap`).
-
-    Attributes
-    ----------
-    depth : float
-        Penetration depth, m (0 when no bodies overlap).
-    bodies : tuple of str
-        The two bodies (empty when ``depth`` is 0).
-    """
-
-    depth: float
-    bodies: tuple[str, ...] = ()
-
-
 def start_overlap(scene: Scene) -> Overlap:
     """The deepest overlap between two bodies in the scene's state (the final state of a reverse
-    run), from PyBullet's contact distances; compare with :data:`OVERLAP_WARNING`."""
+    run): :func:`workbench.sim.forward.start_overlap` of a scene that can be reversed."""
     check_reversible(scene)
-    with ContactDetector(scene) as detector:
-        state = initial_state(scene, detector)
-        detector(state.position, state.orientation)  # places the bodies, detects collisions
-        rows = [
-            r
-            for r in detector.engine.contact_rows(max_distance=detector.touch_tolerance)
-            if not (detector.static[r[0]] and detector.static[r[1]])
-        ]
-    deepest = min(rows, key=lambda r: r[5], default=None)
-    if deepest is None or deepest[5] >= 0:
-        return Overlap(0.0)
-    names = scene.body_names
-    return Overlap(float(-deepest[5]), (names[deepest[0]], names[deepest[1]]))
+    return forward_start_overlap(scene)
 
 
 #: Diagnostics recorded per state, in forward time order (the step *into* each state backward).

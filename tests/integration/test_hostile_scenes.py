@@ -137,7 +137,7 @@ def test_a_saturated_state_ends_nonfinite_not_ok(write_scene, tmp_path):
             {
                 "gravity": [0, 0, 0],
                 "settings": {"duration": 0.1},
-                "bodies": [sphere(name="calm"), sphere(force=[1e308, 0, 0])],
+                "bodies": [sphere(name="calm", position=[1, 0, 0]), sphere(force=[1e308, 0, 0])],
             }
         )
     )
@@ -157,7 +157,8 @@ def test_a_saturated_state_ends_nonfinite_not_ok(write_scene, tmp_path):
 def test_an_initial_state_beyond_pybullets_range_is_a_scene_error(write_scene, tmp_path):
     """A centre of mass at 1e308 m puts the body at PyBullet's 1e30 from the first record: there
     is nothing to keep, so it is the scene's error (it used to run `ok` at 1e30 m)."""
-    path = write_scene({"bodies": [sphere(name="calm"), sphere(com=[0, 0, 1e308])]})
+    calm = sphere(name="calm", position=[1, 0, 0])
+    path = write_scene({"bodies": [calm, sphere(com=[0, 0, 1e308])]})
     line = refused("run", path, "-o", tmp_path / "c.h5")
     assert line == (
         f"workbench run: {path}: bodies[1]: its initial state in PyBullet is a diverged state "
@@ -242,7 +243,10 @@ def test_a_urdf_pybullet_cannot_load_is_one_line_at_run(write_scene, tmp_path, c
             "bodies": [{"name": "r", "shape": {"type": "urdf", "file": "bad.urdf"}}],
         }
     )
-    assert workbench("check", path)[0] == 0  # its root is <robot>: only PyBullet knows more
+    # its root is <robot>: only PyBullet knows more, and check asks it (for the overlap of the
+    # bodies in their starting state), so check refuses what run would
+    rc, _, err = workbench("check", path)
+    assert rc == 2 and "PyBullet cannot load the URDF" in err and len(err.strip().splitlines()) == 1
     capfd.readouterr()
     rc, _, err = workbench("run", path, "-o", tmp_path / "r.h5")
     assert rc == 2
@@ -464,3 +468,27 @@ def test_fuzz_run_never_raises(fuzz_dir, case):
 def _peak_rss() -> int:
     """Peak resident memory of this process, bytes (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def test_an_interpenetrating_start_is_warned_about(tmp_path, capsys):
+    """A ball sunk 5 cm into the ground: check and run say so on stderr (and run goes ahead,
+    recording the depth); a scene that only touches says nothing."""
+    sunk = tmp_path / "sunk.yaml"
+    sunk.write_text(
+        "settings: {dt: 1.0e-3, duration: 0.02}\n"
+        "bodies:\n"
+        "  - {name: ground, shape: {type: plane}, fixed: true}\n"
+        "  - {name: ball, shape: {type: sphere, radius: 0.1}, mass: 1, position: [0, 0, 0.05]}\n"
+    )
+    out = tmp_path / "sunk.h5"
+    for argv in (["check", str(sunk)], ["run", str(sunk), "-q", "-o", str(out)]):
+        capsys.readouterr()
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "bodies 'ball' and 'ground' overlap by 0.05 m" in err[0]
+    with h5py.File(out) as f:
+        assert f.attrs["start_overlap"] == pytest.approx(0.05, abs=1e-6)
+    touching = tmp_path / "touching.yaml"
+    touching.write_text(sunk.read_text().replace("0.05]", "0.1]"))
+    assert main(["check", str(touching)]) == 0
+    assert capsys.readouterr().err == ""

@@ -127,19 +127,7 @@ def pybullet_frame(scene, traj, i: int, camera: Camera) -> np.ndarray:
 
 def centroid(image: np.ndarray, colour) -> np.ndarray:
     """Pixel centroid (x, y) of the pixels of ``colour``'s hue (see :data:`MIN_SATURATION`)."""
-    rgb = image.astype(float) / 255.0
-    hi, lo = rgb.max(axis=2), rgb.min(axis=2)
-    sat = hi - lo
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    span = np.where(sat > 0, sat, 1.0)
-    # the hexcone hue of colorsys.rgb_to_hsv, in turns
-    hue = np.where(
-        hi == r, (g - b) / span, np.where(hi == g, 2.0 + (b - r) / span, 4.0 + (r - g) / span)
-    )
-    hue = (hue / 6.0) % 1.0
-    target = colorsys.rgb_to_hsv(*colour[:3])[0]
-    dist = np.abs((hue - target + 0.5) % 1.0 - 0.5)
-    ys, xs = np.nonzero((sat > MIN_SATURATION) & (dist < HUE_TOL))
+    ys, xs = np.nonzero(mask(image, colour))
     assert len(xs) >= MIN_PIXELS, f"only {len(xs)} pixels of colour {colour}"
     return np.array([xs.mean(), ys.mean()])
 
@@ -278,6 +266,7 @@ def mask(image: np.ndarray, colour) -> np.ndarray:
     sat = hi - lo
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
     span = np.where(sat > 0, sat, 1.0)
+    # the hexcone hue of colorsys.rgb_to_hsv, in turns
     hue = np.where(
         hi == r, (g - b) / span, np.where(hi == g, 2.0 + (b - r) / span, 4.0 + (r - g) / span)
     )

@@ -6,9 +6,10 @@ recorded memory; --force checks it as `run --force` would run it).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from workbench.cli.common import add_scene_arguments, load_scene_arguments
-from workbench.sim.forward import check_run_size
+from workbench.sim.forward import check_run_size, start_overlap
 
 __all__ = ["add_check_parser", "cmd_check"]
 
@@ -41,7 +42,10 @@ def cmd_check(args) -> int:
     _, _, scene = load_scene_arguments(args)
     check_run_size(scene, force=args.force)
     st = scene.settings
+    overlap = start_overlap(scene)
     print(f"{scene.source}: valid. {scene.description}".rstrip())
+    if overlap.warning(scene.source):
+        print(f"workbench check: {overlap.warning(scene.source)}", file=sys.stderr)
     print(
         f"  {st.n_steps} steps of {st.dt:g} s ({st.duration:g} s), "
         f"{st.n_steps // st.record_every + 1} records"

@@ -15,7 +15,6 @@ from reverse import run as reverse_run
 from reverse.hints import late_hints, load_hints, script_hints
 from reverse.markov import load_model
 from reverse.run import (
-    OVERLAP_WARNING,
     plan_reverse_run,
     run_reverse,
     start_overlap,
@@ -267,14 +266,8 @@ def cmd_reverse(args) -> int:
         "on_energy": args.on_energy,
     }
     overlap = start_overlap(scene)
-    if overlap.depth > OVERLAP_WARNING:
-        a, b = overlap.bodies
-        print(
-            f"workbench reverse: warning: {path}: bodies {a!r} and {b!r} overlap by "
-            f"{overlap.depth:.3g} m in the scene's state (more than {OVERLAP_WARNING:g} m, which "
-            "no resting contact reaches); the run goes ahead from it as given",
-            file=sys.stderr,
-        )
+    if overlap.warning(path):
+        print(f"workbench reverse: {overlap.warning(path)}", file=sys.stderr)
     attrs = {
         "time_reversed": 1,
         "reverse_dt": dt,

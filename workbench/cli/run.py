@@ -18,7 +18,13 @@ from workbench.cli.common import (
     progress_bar,
 )
 from workbench.scene.loader import scene_to_json
-from workbench.sim.forward import MAX_RECORD_BYTES, MAX_STEPS, check_run_size, run_scene
+from workbench.sim.forward import (
+    MAX_RECORD_BYTES,
+    MAX_STEPS,
+    check_run_size,
+    run_scene,
+    start_overlap,
+)
 from workbench.store import write_trajectory
 
 __all__ = ["add_run_parser", "cmd_run"]
@@ -65,6 +71,9 @@ def cmd_run(args) -> int:
     check_run_size(scene, force=args.force)
     out = Path(args.output or f"{path.stem}.h5")
     check_output(out)  # before the run, not after it
+    overlap = start_overlap(scene)
+    if overlap.warning(path):
+        print(f"workbench run: {overlap.warning(path)}", file=sys.stderr)
     t0 = time.perf_counter()
     with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
         traj = run_scene(scene, progress=advance, force=args.force)
@@ -75,6 +84,7 @@ def cmd_run(args) -> int:
         scene_text=scene.source_text,
         scene_json=scene_to_json(scene),
         timestamp=args.timestamp,
+        extra_attrs={"start_overlap": overlap.depth},
     )
     if traj.status != "ok":
         print(

@@ -26,6 +26,24 @@ def _unknown(name: str, params: dict[str, Any], shown: str) -> str:
     )
 
 
+#: Most characters a document's strings may hold once ``${name}`` references are spliced in, and
+#: most nodes its values may hold once whole-value references are replaced: the YAML reader's own
+#: bounds on a document (``MAX_DOCUMENT_BYTES``, ``MAX_NODES`` in ``workbench/specs.py``, which
+#: this module may not import). References act like YAML aliases, so a small document could
+#: otherwise splice itself into gigabytes ("${p}${p}..." with a long ``p``).
+MAX_EXPANDED_CHARS = 256 * 1024
+MAX_EXPANDED_NODES = 100_000
+
+
+def _nodes(value: Any) -> int:
+    """Nodes of a parsed value: 1 for a scalar, 1 + those of the items of a list or mapping."""
+    if isinstance(value, dict):
+        return 1 + sum(_nodes(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_nodes(v) for v in value)
+    return 1
+
+
 def substitute_parameters(
     data: Any, params: dict[str, Any], source: str = "<scene>", line_of=None
 ) -> Any:
@@ -46,6 +64,22 @@ def substitute_parameters(
         ``line_of(path_tuple) -> int | None`` giving the source line of a field.
     """
 
+    size = {"chars": 0, "nodes": 0}
+    node_counts = {name: _nodes(value) for name, value in params.items()}
+
+    def spend(path: tuple, chars: int = 0, nodes: int = 0) -> None:
+        size["chars"] += chars
+        size["nodes"] += nodes
+        if size["chars"] > MAX_EXPANDED_CHARS or size["nodes"] > MAX_EXPANDED_NODES:
+            raise SceneError(
+                source,
+                format_loc(path),
+                f"with its ${{...}} references replaced the document would pass "
+                f"{MAX_EXPANDED_CHARS:,} characters or {MAX_EXPANDED_NODES:,} values; expected "
+                "fewer (a parameter spliced into itself many times?)",
+                line_of(path) if line_of else None,
+            )
+
     def walk(node: Any, path: tuple) -> Any:
         if isinstance(node, dict):
             return {k: walk(v, path + (k,)) for k, v in node.items()}
@@ -62,7 +96,10 @@ def substitute_parameters(
                     )
             whole = _PARAM_REF.fullmatch(node.strip())
             if whole:
+                spend(path, nodes=node_counts[whole.group(1)])
                 return params[whole.group(1)]
+            refs = _PARAM_REF.findall(node)
+            spend(path, chars=len(node) + sum(len(str(params[r])) for r in refs))
             return _PARAM_REF.sub(lambda m: str(params[m.group(1)]), node)
         return node
 

@@ -151,3 +151,27 @@ def _depth(node) -> int:
     if isinstance(node, list):
         return 1 + max((_depth(v) for v in node), default=0)
     return 1
+
+
+def test_parameter_splicing_is_bounded_like_aliases(tmp_path):
+    """``${p}`` references act like aliases: a 2 kB parameter spliced 200 times into one string,
+    or a 1000-item list referenced 200 times, would build far more than the document holds."""
+    long_text = tmp_path / "splice.yaml"
+    long_text.write_text(
+        "parameters: {p: " + "x" * 2000 + "}\n"
+        "description: " + "${p}" * 200 + "\n"
+        "bodies:\n  - {name: ground, shape: {type: plane}, fixed: true}\n"
+    )
+    t0 = time.perf_counter()
+    with pytest.raises(SceneError, match=r"splice\.yaml:2: description: with its \$\{\.\.\.\}"):
+        load_scene(long_text)
+    many = tmp_path / "many.yaml"
+    many.write_text(
+        "parameters: {q: [" + ", ".join(["1"] * 1000) + "]}\n"
+        "description: ok\n"
+        "bodies:\n  - {name: ground, shape: {type: plane}, fixed: true}\n"
+        "extra: [" + ", ".join(['"${q}"'] * 200) + "]\n"
+    )
+    with pytest.raises(SceneError, match=r"would pass 262,144 characters or 100,000 values"):
+        load_scene(many)
+    assert time.perf_counter() - t0 < 5.0
