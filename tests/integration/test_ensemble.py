@@ -14,19 +14,13 @@ import h5py
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, WORKBENCH, cli_env
+from tests.conftest import SCENES, WORKBENCH, cli_env, run_workbench
 
 SCENE = SCENES / "random_box.yaml"
 
 
 def wb(*args, timeout=600):
-    return subprocess.run(
-        [*WORKBENCH, *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        timeout=timeout,
-    )
+    return run_workbench(*args, timeout=timeout)
 
 
 def _datasets(path) -> dict:

@@ -15,7 +15,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from tests.conftest import SCENES, WORKBENCH, cli_env
+from tests.conftest import SCENES, WORKBENCH, cli_env, run_workbench
 
 SCENE = SCENES / "random_box.yaml"
 
@@ -23,14 +23,7 @@ SCENE = SCENES / "random_box.yaml"
 ORPHAN_GRACE_SECONDS = 5.0
 
 
-def wb(*args, timeout=300):
-    return subprocess.run(
-        [*WORKBENCH, *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        timeout=timeout,
-    )
+wb = run_workbench
 
 
 def one_line(stderr: str) -> str:
