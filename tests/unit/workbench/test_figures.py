@@ -15,27 +15,13 @@ import numpy as np
 import pytest
 
 from tests.conftest import SPECS
-from workbench.figures import files, inference, inverse, labels, trajectories, validation
+from workbench.figures import inference, inverse, labels, trajectories, validation
 
 #: A label ends with its unit in brackets: "x [m]", "reliability r(t) [1]", "N [count]".
 UNIT = re.compile(r"\[([^\[\]]+)\]\s*$")
 
 #: The units given to the inference figures: the falling object's (its document, Eq. 4).
 FALLING_UNITS = {"t": "s", "sigma_0.3": "m", "c": "1/m", "t0": "s", "g": "m/s^2"}
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures saved while the test runs, in order."""
-    figures = []
-
-    def capture(fig, out, **kw):
-        figures.append(fig)
-        return files.save_figure(fig, out, **kw)
-
-    for module in (trajectories, inference, inverse, validation):
-        monkeypatch.setattr(module, "save_figure", capture)
-    return figures
 
 
 def _labels(fig) -> list[tuple[str, str, str]]:

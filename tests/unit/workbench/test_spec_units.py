@@ -33,22 +33,6 @@ DU_UNITS = {
 }  # fmt: skip
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures saved while the test runs, in order."""
-    from workbench.figures import files, inference, inverse
-
-    figures = []
-
-    def capture(fig, out, **kw):
-        figures.append(fig)
-        return files.save_figure(fig, out, **kw)
-
-    for module in (inference, inverse):
-        monkeypatch.setattr(module, "save_figure", capture)
-    return figures
-
-
 def _axis_labels(fig) -> list[tuple[str, str]]:
     return [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes if ax.axison]
 
@@ -241,14 +225,9 @@ def box_ensemble(tmp_path_factory):
         ("parameters/mu", [("parameters/mu [?]", "probability density [1/?]")]),
     ],
 )
-def test_parameter_figures_take_the_stored_units(box_ensemble, monkeypatch, tmp_path, key, labels):
+def test_parameter_figures_take_the_stored_units(box_ensemble, drawn, tmp_path, key, labels):
     from workbench.ensemble import report
-    from workbench.figures import trajectories
 
-    drawn = []  # the figures, captured instead of written
-    monkeypatch.setattr(
-        trajectories, "save_figure", lambda fig, out, **kw: (drawn.append(fig), out)[1]
-    )
     report.plot_parameter(box_ensemble, key, tmp_path / "p.png")
     assert _axis_labels(drawn[0]) == labels
     report.plot_ensemble_convergence(box_ensemble, "corner_acc", tmp_path / "c.png")
