@@ -43,6 +43,12 @@ default (measured on a 2-core box, seed 0):
   answer that does not verify (residual 1.1e-6 > 1e-9), the regularized retries failed too,
   461 s for the step.
 
+The forward engine on the same scene: PyBullet runs each settled bin forward from the same
+state at the same dt (:func:`workbench.sim.forward.run_scene`, every state recorded, at least
+``FORWARD_STEPS`` steps), its cost per step taken without start-up (``benchmarks/_pace.py``);
+columns ``fwd ms`` (PyBullet ms per step) and ``×fwd`` (the regime's median backward step ÷
+PyBullet's step; issue 17 asks ≤ 3 on the spelling scene, ``benchmarks/spelling.py``).
+
 ``OPENBLAS_NUM_THREADS`` is set to 1 unless given (see ``benchmarks/lcp.py``: OpenBLAS threads
 make small solves slow and noisy on a loaded machine).
 
@@ -67,6 +73,7 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks._pace import Pace  # noqa: E402
 from benchmarks._table import print_head  # noqa: E402
 from reverse.hints import Hint, HintPolicy  # noqa: E402
 from reverse.run import build_stepper  # noqa: E402
@@ -87,6 +94,9 @@ BOUNCE_SPEED = 0.1  # m/s, below the restitution cut-off 0.2 m/s
 TOP_FRACTION = 0.1  # spheres given a bounce hint in the "active" regime
 REGIMES = ("resting", "active", "awake")
 SPLIT = ("contacts", "assembly", "lcp", "integration")
+#: Fewest PyBullet steps timed for the forward cost: 100 progress marks need ≥ 100 steps, and
+#: 0.1 s of simulated time at 1 ms keeps the timing noise of a loaded machine below ~10%.
+FORWARD_STEPS = 100
 
 
 def bin_scene(n: int, rng: np.random.Generator, settle: float) -> dict:
@@ -158,6 +168,15 @@ def settle(data: dict) -> tuple[Scene, float, np.ndarray]:
     return scene_from_dict(reverse, source="<bench>"), wall, speed
 
 
+def forward_per_step(scene: Scene, steps: int) -> float:
+    """PyBullet's wall time per step (s) running ``scene`` forward from its state at ``DT``,
+    without start-up (``benchmarks/_pace.py``)."""
+    pace = Pace()
+    n = max(steps, FORWARD_STEPS)
+    run_scene(scene.with_settings(dt=DT, duration=n * DT, record_every=1), progress=pace)
+    return pace.per_step()
+
+
 def measure(scene: Scene, regime: str, steps: int, budget: float, seed: int) -> dict:
     """Backward steps of ``scene`` in one regime: per-step wall times and report sums."""
     settings = StepSettings(DT, sleep=regime != "awake")
@@ -210,16 +229,18 @@ def measure(scene: Scene, regime: str, steps: int, budget: float, seed: int) -> 
     }
 
 
-def _row(n: int, regime: str, res: dict) -> str:
+def _row(n: int, regime: str, res: dict, fwd: float) -> str:
     walls = res["walls"]
     k, total = len(walls), sum(walls)
     parts = [res["split"][name] for name in SPLIT]
     parts.append(total - sum(parts))
     cells = "".join(f"{1e3 * t / k:>10.2f} ({100 * t / total:>2.0f}%)" for t in parts)
+    med = statistics.median(walls)
     return (
-        f"{n:>5} {regime:<8}{res['hints']:>6}{k:>6}{1 / statistics.median(walls):>9,.1f}"
+        f"{n:>5} {regime:<8}{res['hints']:>6}{k:>6}{1 / med:>9,.1f}"
         f"{1e3 * walls[0]:>9.1f}{res['contacts']:>9.0f}{res['islands']:>8.1f}"
         f"{res['awake']:>7.1f}{res['rows']:>7}{res['failed']:>5}{res['fallbacks']:>4}{cells}"
+        f"{1e3 * fwd:>9.2f}{med / fwd:>7.1f}"
     )
 
 
@@ -264,14 +285,17 @@ def main(argv=None) -> int:
         f"seed {args.seed}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
     )
     results = []
+    fwd = {}
     for n in args.sizes:
         data = bin_scene(n, np.random.default_rng(args.seed), args.settle)
         scene, wall, speed = settle(data)
+        fwd[n] = forward_per_step(scene, args.steps)
         steps = round(args.settle / SETTLE_DT)
         print(
             f"N = {n:>4}: settled {args.settle:g} s in {wall:5.1f} s wall "
             f"({steps / wall:,.0f} PyBullet steps/s at dt = 1/240 s); speed left: "
-            f"largest {speed.max():.1e} m/s, median {np.median(speed):.1e} m/s",
+            f"largest {speed.max():.1e} m/s, median {np.median(speed):.1e} m/s; PyBullet "
+            f"forward at dt = {DT:g} s: {1e3 * fwd[n]:.2f} ms/step",
             flush=True,
         )
         for regime in REGIMES:
@@ -286,16 +310,19 @@ def main(argv=None) -> int:
         f"{'N':>5} {'regime':<8}{'hints':>6}{'steps':>6}{'step/s':>9}{'first':>9}"
         f"{'contacts':>9}{'islands':>8}{'awake':>7}{'rows':>7}{'fail':>5}{'fb':>4}"
         + "".join(f"{name:>16}" for name in (*SPLIT, "other"))
+        + f"{'fwd ms':>9}{'×fwd':>7}"
     )
     print_head(
-        "step/s = 1 / median step wall time; split: ms/step (% of the steps' wall time)", head
+        "step/s = 1 / median step wall time; split: ms/step (% of the steps' wall time); "
+        "fwd ms: PyBullet forward ms/step; ×fwd: median backward step ÷ forward step",
+        head,
     )
     notes = []
     for n, regime, res, note in results:
         if res is None:
             print(f"{n:>5} {regime:<8}{'-':>6}{'-':>6}")
         else:
-            print(_row(n, regime, res))
+            print(_row(n, regime, res, fwd[n]))
         if note:
             notes.append(f"N = {n} {regime}: {note}")
     for note in notes:

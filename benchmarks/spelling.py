@@ -13,13 +13,24 @@ single-threaded (set before numpy is imported), the machine otherwise idle as fa
 Printed: wall time and peak resident memory of the whole run (scene build, PyBullet contact
 detection, the stepper), the time split summed over steps (contacts: PyBullet detection and
 goal/tangent bookkeeping; assembly: building the island LCPs; LCP: Lemke; integration:
-configurations, orientation solves; the rest: island bookkeeping, diagnostics), per-step
-means, the island sizes (largest by bodies and rows; how many islands per step), and the state
-of the earliest frame (speeds, spins, kinetic energy) so that a change of plausibility is seen
-with a change of cost.
+configurations, orientation solves; other: the rest of the run's wall time — island and
+sleeping bookkeeping, diagnostics, and the run's start-up), per-step means, the island sizes
+(largest by bodies and rows; how many islands per step), and the state of the earliest frame
+(speeds, spins, kinetic energy) so that a change of plausibility is seen with a change of cost.
+
+Then the ratio to the forward engine (issue 17: reverse ÷ PyBullet forward cost per step ≤ 3 on
+the "LO" scene): PyBullet runs the same scene forward from the same state
+(:func:`workbench.sim.forward.run_scene`, same dt and duration, every state recorded as the
+reverse run records them), in the same process right after the reverse run, and both costs per
+step are taken without start-up, over the steps from 20% to 100% of each run
+(``benchmarks/_pace.py``: the issue's difference of 0.25 s and 1.25 s runs, measured inside one
+run). ``--no-forward`` skips it.
 
 Usage: ``python benchmarks/spelling.py [--text TEXT] [--per-side N] [--duration S] [-o OUT.h5]``
 (``-o`` also writes the run, to replay or render: ``workbench replay OUT.h5 --frames DIR``).
+The issue's "LO" measurement: ``python benchmarks/spelling.py --text LO --duration 1.25``.
+``--loose-orientation`` runs with ``StepSettings(orientation_strict=False)`` (the orientation's
+fixed point stops at 1e-14 instead of 1e-15; ``reverse/integration.py``).
 """
 
 from __future__ import annotations
@@ -40,10 +51,12 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks._pace import Pace  # noqa: E402
 from reverse.hints import script_hints  # noqa: E402
 from reverse.run import run_reverse  # noqa: E402
 from reverse.stepper import StepSettings  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.sim.forward import run_scene  # noqa: E402
 
 SCENE = REPO / "scenes" / "spelling_balls.py"
 DT = 1.0 / 120.0
@@ -61,6 +74,16 @@ def main(argv=None) -> int:
     ap.add_argument("--per-side", type=int, default=None, help="balls along a bin side")
     ap.add_argument("--duration", type=float, default=3.0, help="seconds back (3)")
     ap.add_argument("-o", "--output", help="also write the run to this HDF5 file")
+    ap.add_argument(
+        "--no-forward", action="store_true", help="skip the PyBullet forward run (the ratio)"
+    )
+    ap.add_argument(
+        "--loose-orientation",
+        action="store_true",
+        help="StepSettings(orientation_strict=False): the orientation fixed point stops at 1e-14 "
+        "(most steps of the default run cycle in round-off to the cap of 50, cheaply: the "
+        "cycles are recognised); a different run on this chaotic scene, not a last-bits change",
+    )
     args = ap.parse_args(argv)
     params = {}
     if args.text is not None:
@@ -81,17 +104,29 @@ def main(argv=None) -> int:
             last[0] = now
 
     t1 = time.perf_counter()
+    pace = Pace(progress)
     res = run_reverse(
         scene,
         duration=args.duration,
         dt=DT,
         hints=hints,
         seed=0,
-        settings=StepSettings(DT, **CONTROLS),
-        progress=progress,
+        settings=StepSettings(DT, orientation_strict=not args.loose_orientation, **CONTROLS),
+        progress=pace,
     )
     t_run = time.perf_counter() - t1
     wall = time.perf_counter() - t0
+    peak_reverse = _peak_rss_mb()  # before the forward run, which holds its own records
+    forward = None
+    if not args.no_forward:
+        fwd_pace = Pace()
+        tf = time.perf_counter()
+        fwd = run_scene(
+            scene.with_settings(dt=DT, duration=args.duration, record_every=1),
+            progress=fwd_pace,
+            force=True,
+        )
+        forward = (time.perf_counter() - tf, fwd_pace.per_step(), fwd.status)
     traj = res.trajectory
     log = res.island_log
     split = dict(res.timing)
@@ -100,16 +135,24 @@ def main(argv=None) -> int:
     print(
         f"spelling balls: {len(balls)} balls, {len(scene.bodies) - len(balls)} static bodies, "
         f"{args.duration:g} s back at dt = 1/{1 / DT:.0f} s ({steps} steps), status {traj.status}"
+        + (", orientation_strict=False" if args.loose_orientation else "")
     )
     print()
     print("| quantity | value |")
     print("|---|---:|")
     print(f"| wall time, whole run | {wall:.1f} s ({wall / 60:.2f} min) |")
     print(f"| scene build + hints | {t_build:.1f} s |")
-    print(f"| peak resident memory | {_peak_rss_mb():.0f} MB |")
+    print(f"| peak resident memory (scene build and reverse run) | {peak_reverse:.0f} MB |")
     for key in ("contacts", "assembly", "lcp", "integration", "other"):
         v = split.get(key, 0.0)
         print(f"| {key} | {v:.1f} s ({100 * v / t_run:.0f}%), {1000 * v / steps:.1f} ms/step |")
+    rev_step = pace.per_step()
+    print(f"| reverse, per step (steps 20–100%, no start-up) | {1000 * rev_step:.2f} ms |")
+    if forward is not None:
+        f_wall, f_step, f_status = forward
+        print(f"| PyBullet forward, whole run (status {f_status}) | {f_wall:.1f} s |")
+        print(f"| PyBullet forward, per step (steps 20–100%) | {1000 * f_step:.2f} ms |")
+        print(f"| **reverse ÷ forward, per step** | **{rev_step / f_step:.1f}×** |")
     if len(log):
         per_step = np.bincount(log["step"])
         solved = log[log["n_rows"] > 0]

@@ -3,10 +3,10 @@ normals, per-contact friction, rolling friction and restitution).
 
 PyBullet is used as a collision detector only, through the engine: the bodies are placed at the
 configuration asked for (:meth:`~workbench.sim.engine.Engine.set_pose`), collision detection runs
-(``performCollisionDetection()``) and :meth:`~workbench.sim.engine.Engine.contact_points` lists
-every touching pair once. Planes become 1 m thick boxes (:class:`~workbench.sim.engine.Engine`
-``plane_as_box``), so a box resting on the ground reports its 4 corners at once (on a
-``GEOM_PLANE`` it reports 1–2).
+(``performCollisionDetection()``) and :meth:`~workbench.sim.engine.Engine.contact_arrays` lists
+every touching pair once (as arrays, no tuple per point). Planes become 1 m thick boxes
+(:class:`~workbench.sim.engine.Engine` ``plane_as_box``), so a box resting on the ground reports
+its 4 corners at once (on a ``GEOM_PLANE`` it reports 1–2).
 
 Measured facts this module relies on (PyBullet 3.2.7, ``/tmp`` research scripts summarised in
 ``docs/reverse.md``):
@@ -36,6 +36,14 @@ from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 
 __all__ = ["ContactDetector", "TOUCH_TOLERANCE"]
+
+#: Distance (m) between the moving bodies, and from them to the origin, when
+#: :meth:`ContactDetector.fresh` moves them apart (upwards, 10 km per body): beyond the extent
+#: of any scene we ship (the plane's box is 100 m wide, ``PLANE_BOX_HALF`` in
+#: ``workbench/sim/arguments.py``; a static body reaching 10 km above the origin would spoil
+#: the diagnostic count, nothing else) and small enough for PyBullet's AABB arithmetic (1e4
+#: bodies stay below 1e8 m).
+_APART = 1e4
 
 #: Largest gap (m) at which a contact takes part in a step: PyBullet's own allowance per contact
 #: (measured: every contact is allowed 1e-5 m of approach), far below any visible gap.
@@ -78,6 +86,8 @@ class ContactDetector:
         self.rho = np.array([m.rolling_friction for m in mats])
         self.spin = np.array([m.spinning_friction for m in mats])
         self.rest = np.array([m.restitution for m in mats])
+        #: Poses (COM positions, inertial quaternions) of the moving bodies at the last query.
+        self._placed: tuple[np.ndarray, np.ndarray] | None = None
 
     def close(self) -> None:
         self.engine.close()
@@ -88,28 +98,56 @@ class ContactDetector:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def fresh(self, position: np.ndarray, orientation: np.ndarray) -> ContactSet:
+        """The contacts a first detection finds at a configuration, without the random pyramid
+        turns (the detector's draws are untouched).
+
+        PyBullet keeps the contact points of a pair from one detection to the next (persistent
+        manifolds), so a query after others may list points an isolated query would not
+        (measured: 4 or 8 instead of 6 for ``reverse_landing``'s final state after a run). The
+        moving bodies are first moved far apart, :data:`_APART` m from each other and from the
+        origin, where every kept point lies beyond PyBullet's breaking distance and is dropped;
+        then they are placed and detected as asked."""
+        far = np.zeros_like(position)
+        far[self.moving, 2] = _APART * (1.0 + np.arange(len(self.moving)))
+        rng, self.rng = self.rng, None
+        try:
+            self(far, orientation)
+            return self(position, orientation)
+        finally:
+            self.rng = rng
+
     def __call__(self, position: np.ndarray, orientation: np.ndarray) -> ContactSet:
         """Contacts at centre-of-mass ``position`` (n, 3) and body-frame ``orientation`` (n, 4)."""
         eng = self.engine
         q_in = quat_multiply(orientation, self.principal)
         moving = self.moving
-        eng.set_poses(moving, position[moving], q_in[moving])
+        x_m, q_m = position[moving], q_in[moving]
+        if self._placed is None:
+            eng.set_poses(moving, x_m, q_m)
+        else:
+            # Place only the bodies whose pose changed since the last query (sleeping bodies keep
+            # theirs exactly): PyBullet's detection depends on the poses alone, so skipping
+            # the identical ones changes nothing (checked: runs bit-identical) and saves most of
+            # the placing when most bodies rest.
+            px, pq = self._placed
+            moved = np.any(x_m != px, axis=1) | np.any(q_m != pq, axis=1)
+            if moved.any():
+                eng.set_poses(moving[moved], x_m[moved], q_m[moved])
+        self._placed = (x_m.copy(), q_m.copy())
         eng.detect_collisions()
-        static = self.static
-        rows = [
-            row
-            for row in eng.contact_rows(max_distance=self.touch_tolerance)
-            if not (static[row[0]] and static[row[1]])
-        ]
-        if not rows:
+        # the six fields as arrays (no tuple per point), then without the pairs of two static
+        # bodies, in PyBullet's order
+        a, b, pa, pb, normal, dist = eng.contact_arrays(max_distance=self.touch_tolerance)
+        if not len(a):
             return ContactSet.empty()
-        a = np.array([r[0] for r in rows])
-        b = np.array([r[1] for r in rows])
-        pa = np.array([r[2] for r in rows], dtype=float)
-        pb = np.array([r[3] for r in rows], dtype=float)
-        normal = np.array([r[4] for r in rows], dtype=float)
+        keep = ~(self.static[a] & self.static[b])
+        if not keep.any():
+            return ContactSet.empty()
+        if not keep.all():
+            a, b, pa, pb = a[keep], b[keep], pa[keep], pb[keep]
+            normal, dist = normal[keep], dist[keep]
         normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-        dist = np.array([r[5] for r in rows], dtype=float)
         # keep A the moving one: flip pairs whose A is static
         flip = self.static[a]
         a[flip], b[flip] = b[flip], a[flip].copy()
@@ -121,7 +159,7 @@ class ContactDetector:
         rest = self.rest[a] * self.rest[b]
         t1 = tangent_basis(normal)
         if self.rng is not None:
-            ang = self.rng.uniform(0.0, 2.0 * np.pi, len(rows))
+            ang = self.rng.uniform(0.0, 2.0 * np.pi, len(a))
             t2 = np.cross(normal, t1)
             t1 = np.cos(ang)[:, None] * t1 + np.sin(ang)[:, None] * t2
         body_b = np.where(self.static[b], -1, b)

@@ -2,7 +2,9 @@
 2008 [1]_ §2.1, §3): body mass matrices, contact and joint Jacobians, and the LCP of one island.
 
 Pure numpy; no PyBullet. Positions, orientations and contacts are given; this module builds and
-solves the impulse problem of one time step.
+solves the impulse problem of one time step of one island (:func:`solve_island`);
+:func:`reverse.batched.solve_islands` does the same for many islands without joints at once,
+with identical numbers (issue 17 item 2).
 
 Unknowns and rows
 -----------------

@@ -22,6 +22,23 @@ tangential velocity of Eq. 9–10 (and the friction direction ``w_i``), ``bounce
 body's own motion carries on: a sliding contact has maximal friction, a rolling one maximal
 rolling resistance, so the body keeps gaining speed backward.
 
+A *hints distribution* (for ``workbench reverse --samples`` and ``workbench markov compare``,
+where each run draws its own hints) may give a range instead of a number and ``random`` instead
+of a direction::
+
+    hints:
+      - body: block
+        slide: {direction: random, speed: {uniform: [0.0, 1.5]}}   # any heading, 0–1.5 m/s
+      - body: ball
+        bounce: {uniform: [0.05, 0.15]}
+        at: {uniform: [0.0, 0.2]}
+
+``random`` is a direction uniform on the circle perpendicular to gravity
+(:meth:`HintsDistribution.draw`); ``{uniform: [lo, hi]}`` a value uniform in that range (both
+ends checked like a fixed value).
+:func:`parse_hint_distribution` reads such files, :func:`load_hints` refuses them (a single run
+has nothing to draw them with).
+
 ``free`` overrides the free-to-bounce test of §4 "Stacking" for a body (the paper's user
 override): ``true`` lets goals start it moving whatever its contacts, ``false`` never does; a
 body with ``free: false`` is also treated as constrained by the attraction option.
@@ -43,6 +60,10 @@ from workbench.specs import dump_yaml, load_user_object, read_document
 __all__ = [
     "Hint",
     "HintPolicy",
+    "HintsDistribution",
+    "parse_hint_distribution",
+    "load_hint_distribution",
+    "script_takes_seed",
     "load_hints",
     "parse_hints",
     "free_overrides",
@@ -115,8 +136,33 @@ def _speed(source, where, value) -> float:
     return speed
 
 
-def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
-    """Validate parsed YAML ``data`` against the scene's ``body_names``."""
+def _value(source, where, value, check, random_ok):
+    """A fixed value checked by ``check``, or with ``random_ok`` a ``{uniform: [lo, hi]}`` range
+    (returned as a tuple ``("uniform", lo, hi)``) whose ends pass ``check``."""
+    if random_ok and isinstance(value, dict):
+        if (
+            set(value) != {"uniform"}
+            or not isinstance(value["uniform"], list | tuple)
+            or len(value["uniform"]) != 2
+        ):
+            raise SceneError(source, where, "expected a number or {uniform: [low, high]}")
+        # a range of speeds may start at 0 (a draw of exactly 0 has probability 0); its upper
+        # end is checked like a fixed speed and bounds the lower one
+        lo = _number(source, f"{where}.uniform[0]", value["uniform"][0])
+        hi = check(source, f"{where}.uniform[1]", value["uniform"][1])
+        if hi < lo:
+            raise SceneError(source, f"{where}.uniform", f"expected low ≤ high, got [{lo}, {hi}]")
+        return ("uniform", lo, hi)
+    return check(source, where, value)
+
+
+def _any_number(source, where, value) -> float:
+    return _number(source, where, value)
+
+
+def _parse_items(data, body_names, source: str, random_ok: bool) -> list[dict]:
+    """Validated hint entries: dicts of body, kind, direction, speed, at, where (values may be
+    ranges or ``"random"`` when ``random_ok``)."""
     if data is None:
         return []
     if not isinstance(data, dict) or set(data) - {"hints"}:
@@ -147,23 +193,107 @@ def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
         if len(kinds) != 1:
             raise SceneError(source, loc, "expected exactly one of " + ", ".join(_KINDS))
         kind = kinds[0]
-        at = _number(source, f"{loc}.at", item.get("at", 0.0))
+        at = _value(source, f"{loc}.at", item.get("at", 0.0), _any_number, random_ok)
         spec = item[kind]
+        entry = {"body": body, "kind": kind, "direction": np.zeros(3), "at": at, "where": loc}
         if kind == "bounce":
-            speed = _speed(source, f"{loc}.bounce", spec)
-            out.append(Hint(body, kind, np.zeros(3), speed, at, loc))
-            continue
-        if kind == "free":
+            entry["speed"] = _value(source, f"{loc}.bounce", spec, _speed, random_ok)
+        elif kind == "free":
             if not isinstance(spec, bool):
                 raise SceneError(source, f"{loc}.free", f"expected true or false, got {spec!r}")
-            out.append(Hint(body, kind, np.zeros(3), float(spec), at, loc))
-            continue
-        if not isinstance(spec, dict) or set(spec) != {"direction", "speed"}:
-            raise SceneError(source, f"{loc}.{kind}", "expected {direction: [x, y, z], speed: m/s}")
-        d = _unit(source, f"{loc}.{kind}.direction", spec["direction"])
-        speed = _speed(source, f"{loc}.{kind}.speed", spec["speed"])
-        out.append(Hint(body, kind, d, speed, at, loc))
+            entry["speed"] = float(spec)
+        else:
+            if not isinstance(spec, dict) or set(spec) != {"direction", "speed"}:
+                raise SceneError(
+                    source, f"{loc}.{kind}", "expected {direction: [x, y, z], speed: m/s}"
+                )
+            if random_ok and spec["direction"] == "random":
+                entry["direction"] = "random"
+            else:
+                entry["direction"] = _unit(source, f"{loc}.{kind}.direction", spec["direction"])
+            entry["speed"] = _value(source, f"{loc}.{kind}.speed", spec["speed"], _speed, random_ok)
+        out.append(entry)
     return out
+
+
+def parse_hints(data, body_names, source: str = "<hints>") -> list[Hint]:
+    """Validate parsed YAML ``data`` against the scene's ``body_names``."""
+    items = _parse_items(data, body_names, source, random_ok=False)
+    return [
+        Hint(e["body"], e["kind"], e["direction"], e["speed"], e["at"], e["where"]) for e in items
+    ]
+
+
+@dataclass(frozen=True)
+class HintsDistribution:
+    """Hints whose values each run draws for itself (module docstring; picklable).
+
+    Attributes
+    ----------
+    items : tuple of dict
+        Validated entries; a value is a number, ``("uniform", lo, hi)`` or, for a direction,
+        ``"random"``.
+    source : str
+        Where they came from (for messages).
+    """
+
+    items: tuple
+    source: str = "<hints>"
+
+    @property
+    def is_random(self) -> bool:
+        """Whether any value is drawn (otherwise :meth:`draw` always gives the same hints)."""
+        return any(
+            isinstance(e[k], tuple) or (isinstance(e[k], str) and e[k] == "random")
+            for e in self.items
+            for k in ("direction", "speed", "at")
+        )
+
+    def draw(self, rng: np.random.Generator, up=(0.0, 0.0, 1.0)) -> list[Hint]:
+        """One run's hints. Values are drawn in file order, per hint: direction, speed, ``at``
+        (a fixed value draws nothing).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+        up : array_like, shape (3,)
+            The vertical (against gravity): ``random`` directions are uniform on the circle
+            perpendicular to it.
+        """
+        u = np.asarray(up, dtype=float)
+        u = u / np.linalg.norm(u)
+        a = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        e1 = np.cross(u, a)
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(u, e1)
+        out = []
+        for e in self.items:
+            d = e["direction"]
+            if isinstance(d, str):  # "random": uniform heading in the horizontal plane
+                phi = rng.uniform(0.0, 2.0 * np.pi)
+                d = np.cos(phi) * e1 + np.sin(phi) * e2
+            speed, at = (_draw(e[k], rng) for k in ("speed", "at"))
+            d = np.asarray(d, dtype=float)
+            out.append(Hint(e["body"], e["kind"], d, speed, at, e["where"]))
+        return out
+
+
+def _draw(value, rng: np.random.Generator) -> float:
+    if isinstance(value, tuple):
+        _, lo, hi = value
+        return float(rng.uniform(lo, hi))
+    return float(value)
+
+
+def parse_hint_distribution(data, body_names, source: str = "<hints>") -> HintsDistribution:
+    """Validate a hints distribution (module docstring) against the scene's ``body_names``."""
+    return HintsDistribution(tuple(_parse_items(data, body_names, source, random_ok=True)), source)
+
+
+def load_hint_distribution(path, body_names) -> HintsDistribution:
+    """Read a hints file that may give ranges and random directions (module docstring)."""
+    doc = read_document(path, "hints", SceneError)
+    return parse_hint_distribution(doc.data, body_names, doc.source)
 
 
 def late_hints(hints, n_steps: int, dt: float) -> list[Hint]:
@@ -187,19 +317,25 @@ def free_overrides(hints, body_names) -> np.ndarray:
 
 
 def load_hints(path, body_names) -> list[Hint]:
-    """Read and validate a hints file; :class:`~workbench.errors.SceneError` names the field."""
+    """Read and validate a hints file; :class:`~workbench.errors.SceneError` names the field.
+    A file with drawn values (a hints distribution) is refused with a pointer to ``--samples``."""
     doc = read_document(path, "hints", SceneError)
+    dist = parse_hint_distribution(doc.data, body_names, doc.source)
+    if dist.is_random:
+        first = next(
+            e for e in dist.items if any(not isinstance(e[k], float | np.ndarray) for k in
+                                         ("direction", "speed", "at"))
+        )  # fmt: skip
+        raise SceneError(
+            doc.source,
+            first["where"],
+            "a drawn value (random or {uniform: [low, high]}) needs --samples: each sampled run "
+            "draws its own hints",
+        )
     return parse_hints(doc.data, body_names, doc.source)
 
 
-def script_hints(path, parameters, body_names) -> tuple[list[Hint], str]:
-    """Hints from a scene script's ``hints(**parameters)`` function (``--hints script``): the
-    script that builds a large final state (thousands of balls) also says how each body got
-    there. Returns the hints and their YAML text (stored with the run).
-
-    ``parameters`` are the scene's resolved parameters; ``hints`` receives those its signature
-    accepts (or all of them with ``**kwargs``).
-    """
+def _hints_function(path):
     source = str(path)
     if not source.endswith(".py"):
         raise SceneError(source, "--hints script", "only a scene script (.py) can give hints")
@@ -209,9 +345,37 @@ def script_hints(path, parameters, body_names) -> tuple[list[Hint], str]:
         raise SceneError(source, "", str(exc)) from None
     if not callable(fn):
         raise SceneError(source, "hints", "--hints script needs a function hints(**parameters)")
+    return fn
+
+
+def script_takes_seed(path) -> bool:
+    """Whether a scene script's ``hints`` function takes a ``seed`` argument (by name or through
+    ``**kwargs``): then each sampled run passes its own seed and gets its own hints."""
+    sig = inspect.signature(_hints_function(path))
+    return "seed" in sig.parameters or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def script_hints(path, parameters, body_names, seed: int | None = None) -> tuple[list[Hint], str]:
+    """Hints from a scene script's ``hints(**parameters)`` function (``--hints script``): the
+    script that builds a large final state (thousands of balls) also says how each body got
+    there. Returns the hints and their YAML text (stored with the run).
+
+    ``parameters`` are the scene's resolved parameters; ``hints`` receives those its signature
+    accepts (or all of them with ``**kwargs``). With ``seed`` (sampled runs: each run's own,
+    :func:`reverse.sampling.variation_seed`) it is also passed as ``seed=`` — the script draws
+    that run's hints from it (:func:`script_takes_seed` says whether it can).
+    """
+    source = str(path)
+    fn = _hints_function(path)
     sig = inspect.signature(fn)
     takes_all = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
     kwargs = {k: v for k, v in parameters.items() if takes_all or k in sig.parameters}
+    if seed is not None:
+        if not (takes_all or "seed" in sig.parameters):
+            raise SceneError(
+                source, "hints", "each sampled run draws its hints: expected hints(seed=..., ...)"
+            )
+        kwargs["seed"] = int(seed)
     try:
         data = fn(**kwargs)
     except Exception as exc:
@@ -240,11 +404,19 @@ class HintPolicy:
         self.dt = dt
         self.epsilon = epsilon
         self.reverse_time = 0.0
+        # The hints that act (not "free"), sorted by time, for active()'s binary search: a run
+        # asks every step and a scene may carry one hint per body (3875 for spelling balls).
+        acting = [k for k, x in enumerate(self.hints) if x.kind != "free"]
+        at = np.array([self.hints[k].at for k in acting], dtype=float)
+        order = np.argsort(at, kind="stable")
+        self._at = at[order]
+        self._acting = np.array(acting, dtype=int)[order]
 
     def active(self) -> list[Hint]:
-        """Hints whose step is the one starting at the current reverse time."""
+        """Hints whose step is the one starting at the current reverse time, in their order."""
         t, h = self.reverse_time, self.dt
-        return [x for x in self.hints if x.kind != "free" and t - 0.5 * h <= x.at < t + 0.5 * h]
+        lo, hi = np.searchsorted(self._at, [t - 0.5 * h, t + 0.5 * h], side="left")
+        return [self.hints[k] for k in np.sort(self._acting[lo:hi]).tolist()]
 
     def __call__(self, contacts: ContactSet, position, velocity):
         k = len(contacts)
@@ -252,15 +424,11 @@ class HintPolicy:
         goals.explicit = np.zeros(k, dtype=bool)
         pref = np.zeros((k, 3))
         pref_roll = np.zeros((k, 3))
+        body_a, body_b = contacts.body_a, contacts.body_b
         for hint in self.active():
             j = self.index[hint.body]
-            for i in range(k):
-                if contacts.body_a[i] == j:
-                    sign = 1.0
-                elif contacts.body_b[i] == j:
-                    sign = -1.0
-                else:
-                    continue
+            for i in np.flatnonzero((body_a == j) | (body_b == j)).tolist():
+                sign = 1.0 if body_a[i] == j else -1.0
                 n = contacts.normal[i] * sign  # from the other body into this one
                 r = np.linalg.norm(contacts.point[i] - position[j])
                 if hint.kind == "roll" and r < MIN_ROLL_ARM:

@@ -3,13 +3,17 @@ pivoting core of :func:`reverse.lcp.solve_lcp` ([1]_ §2.2 solves its contact LC
 
 * Covering vector ``e``; the non-unit columns of ``B⁻¹`` are kept and updated by one rank-1
   update per pivot (``O(n·m)`` for ``m`` basic ``z``) and recomputed from scratch every
-  ``max(_REFACTOR_MIN, n)`` pivots.
+  ``max(REFACTOR_MIN, n)`` pivots.
 * Ratio test: lexicographic minimum ratio over the rows of ``[B⁻¹q, B⁻¹]`` ([2]_ §4.9), which
   rules out cycling on degenerate problems. If the artificial variable ``z0`` is among the tied
   blocking variables it leaves, which ends the path ([2]_ Ex. 4.4.16).
 
 The caller (:func:`reverse.lcp.solve_lcp`) scales the problem to ``max|M| = max|q| = 1``, so
 the relative tolerances below are in units of one, and it re-solves and verifies the answer.
+
+This is the numpy reference (``solve_lcp(..., engine="numpy")``, and the engine when numba is
+missing); :mod:`reverse.lemke_kernel` compiles the same steps with the same tolerances (the public
+constants below) and is tested against it.
 
 References
 ----------
@@ -21,17 +25,24 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["lemke_path"]
+__all__ = [
+    "LEX_RTOL",
+    "PIVOT_RTOL",
+    "REFACTOR_MIN",
+    "TIE_RTOL",
+    "ZERO_RTOL",
+    "lemke_path",
+]
 
 #: Entries of the entering column below this fraction of its largest entry cannot block. Rounding
 #: in ``B⁻¹a`` is ≈ 1e-14 of ``‖B⁻¹a‖`` on contact problems (measured); pivoting on anything
 #: smaller would amplify that noise by more than 1e11.
-_PIVOT_RTOL = 1e-11
+PIVOT_RTOL = 1e-11
 
 #: Basic values below this fraction of ``max(1, ‖x‖∞)`` (scaled problem, ``‖q‖∞ = 1``) are
 #: degenerate zeros: set to 0 in the ratio test, so ties between them are exact and the
 #: lexicographic rule, not rounding noise, decides.
-_ZERO_RTOL = 1e-12
+ZERO_RTOL = 1e-12
 
 #: Blocking variables that a ratio-test step leaves below this fraction of
 #: ``max(1, ‖x‖∞ + θ‖d‖∞)`` (the scale of their rounding error) are tied; then z0 wins, else the
@@ -39,16 +50,16 @@ _ZERO_RTOL = 1e-12
 #: 120-row contact problem (z0 and three friction variables reaching zero together, x and d good
 #: to 1e-14 of their norms): the path stepped past z0's exit and ended on a ray. Choosing among
 #: such ties moves other basic values by at most this fraction, far below ``VERIFY_RTOL``.
-_TIE_RTOL = 1e-11
+TIE_RTOL = 1e-11
 
 #: Entries of ``B⁻¹`` rows (divided by the pivot column) closer than this, relative to the
 #: largest, are equal in the lexicographic comparison (rounding is ≈ 1e-14 of it).
-_LEX_RTOL = 1e-12
+LEX_RTOL = 1e-12
 
-#: Recompute ``B⁻¹`` from scratch (one LAPACK inverse) every ``max(_REFACTOR_MIN, n)`` pivots, to
+#: Recompute ``B⁻¹`` from scratch (one LAPACK inverse) every ``max(REFACTOR_MIN, n)`` pivots, to
 #: bound the drift of the rank-1 updates on long paths. Contact problems finish in fewer than n
 #: pivots, so for them it never runs; the answer is re-solved from its basis in any case.
-_REFACTOR_MIN = 100
+REFACTOR_MIN = 100
 
 _TINY = np.finfo(float).tiny
 
@@ -77,13 +88,13 @@ def lemke_path(M: np.ndarray, q: np.ndarray, cap: int):
     """
     n = q.size
     t = _Basis(M, q)
-    refactor_every = max(_REFACTOR_MIN, n)
+    refactor_every = max(REFACTOR_MIN, n)
 
     # first pivot: z0 enters (B⁻¹a = −e) at the level that makes every w ≥ 0; the blocking row is
     # the most negative q_i, ties broken by the lexicographic rule on [q_i, e_iᵀ]
     d = t.column(t.z0)
     qmin = float(t.x.min())
-    tied = np.flatnonzero(t.x <= qmin + _TIE_RTOL * abs(qmin))
+    tied = np.flatnonzero(t.x <= qmin + TIE_RTOL * abs(qmin))
     r = int(tied[0]) if tied.size == 1 else t.lexmin(d, tied)
     entering = t.pivot(r, d, t.z0) + n  # w_r left: its complement z_r enters next
     pivots = since_refactor = 1
@@ -99,20 +110,20 @@ def lemke_path(M: np.ndarray, q: np.ndarray, cap: int):
         if not np.all(np.isfinite(d)):
             return "failed", t.z(), t.basis(), pivots
         dmax = float(np.max(np.abs(d)))
-        cand = np.flatnonzero(d > _PIVOT_RTOL * dmax)
+        cand = np.flatnonzero(d > PIVOT_RTOL * dmax)
         if cand.size == 0:
             return "ray", t.z(), t.basis(), pivots
         x = t.x
         xmax = float(np.max(np.abs(x)))
         xc = x[cand]
-        xc = np.where(xc > _ZERO_RTOL * max(1.0, xmax), xc, 0.0)  # degenerate zeros are zeros
+        xc = np.where(xc > ZERO_RTOL * max(1.0, xmax), xc, 0.0)  # degenerate zeros are zeros
         x[cand] = xc
         ratios = xc / d[cand]
         tmin = float(ratios.min())
         # ties: the blocking variables that a step of tmin drives to zero together, judged on the
         # values they would take (x_i − tmin·d_i), whose rounding error is ≈ ‖x‖ + tmin·‖d‖
         after = xc - tmin * d[cand]
-        tied = cand[after <= _TIE_RTOL * max(1.0, xmax + tmin * dmax)]
+        tied = cand[after <= TIE_RTOL * max(1.0, xmax + tmin * dmax)]
         at_z0 = tied[t.basic[tied] == t.z0]
         if at_z0.size:
             r = int(at_z0[0])  # the artificial variable wins ties: the path ends here
@@ -219,7 +230,7 @@ class _Basis:
         isw = held < n
         L[np.flatnonzero(isw), held[isw]] = 1.0
         L /= np.abs(d[rows])[:, None]
-        tol = _LEX_RTOL * max(float(np.max(np.abs(L))), _TINY)
+        tol = LEX_RTOL * max(float(np.max(np.abs(L))), _TINY)
         keep = np.arange(rows.size)
         block = 32  # scan columns in blocks; inside one, the first column that differs decides
         for k0 in range(0, n, block):

@@ -19,6 +19,12 @@ ground). So, from the forward counts ``N[i, j]`` = number of forward steps from 
 i.e. every step that does not drop to fewer contacts — staying, or rising, which the dynamics
 produce — counts as "no transition", and the per-step rate of each drop equals its forward rate.
 
+The table has no memory (the Markov condition of [1]_ §4): a semi-Markov table
+(``kind = "semi-markov"``, ``workbench markov train --kind semi-markov``) adds the dwell-time
+hazards of :mod:`reverse.semi_markov` — the probability of a drop depends on how long the body
+has been in its contact state, and the final rest has its own — and :class:`MarkovPolicy` tracks
+each body's segment itself from the contacts it is given every step.
+
 Also here: the sampling used by the backward stepper (:func:`sample_separation`,
 :class:`MarkovPolicy`), the statistics of Fig. 9 (:func:`contact_states`,
 :func:`time_to_first_liftoff`, :func:`number_of_transitions`) and :func:`total_variation`.
@@ -42,10 +48,13 @@ import numpy as np
 
 from reverse.dynamics import ContactSet, Goals
 from reverse.islands import free_bodies
+from reverse.semi_markov import DwellHazards
 from workbench.errors import MarkovModelError
 
 __all__ = [
     "FORMAT_VERSION",
+    "FORMATS",
+    "KINDS",
     "N_STATES",
     "STATE_NAMES",
     "DISTINCT_TOLERANCE",
@@ -69,6 +78,15 @@ __all__ = [
 
 #: Version of the JSON layout written by :meth:`TransitionModel.save`.
 FORMAT_VERSION = 1
+
+#: The ``format`` of each kind of table file: the Markov table of [1]_ and the semi-Markov one.
+FORMATS = {
+    "plain": "rigid-workbench contact-transition table",
+    "semi-markov": "rigid-workbench semi-Markov contact-transition table",
+}
+
+#: Kinds of table (``workbench markov train --kind``).
+KINDS = tuple(FORMATS)
 
 #: Contact states of [1]_ Fig. 9: 0 free, 1 vertex, 2 edge, 3 (3 or more contacts) face.
 N_STATES = 4
@@ -209,12 +227,16 @@ class TransitionModel:
         file). ``(-1, -1)`` (``"all"``) holds all landings pooled.
     meta : dict
         How the table was made (command, seed, number of runs, duration, sampling ranges).
+    hazards : DwellHazards, optional
+        Dwell-time hazards (:mod:`reverse.semi_markov`): with them the table is semi-Markov and
+        :meth:`sample_target` given a segment's age draws from them.
     """
 
     counts: np.ndarray
     dt: float
     speeds: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    hazards: DwellHazards | None = None
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts)
@@ -223,6 +245,11 @@ class TransitionModel:
         if not (math.isfinite(self.dt) and self.dt > 0):
             raise ValueError("dt must be a positive number of seconds")
         object.__setattr__(self, "counts", counts.astype(np.int64))
+
+    @property
+    def kind(self) -> str:
+        """``"plain"`` (Markov, [1]_ Fig. 10) or ``"semi-markov"`` (with :attr:`hazards`)."""
+        return "plain" if self.hazards is None else "semi-markov"
 
     @property
     def probabilities(self) -> np.ndarray:
@@ -250,10 +277,26 @@ class TransitionModel:
             out[i, i] = 1.0 - out[i, :i].sum()
         return out
 
-    def sample_target(self, state: int, rng: np.random.Generator, dt: float | None = None) -> int:
+    def sample_target(
+        self,
+        state: int,
+        rng: np.random.Generator,
+        dt: float | None = None,
+        age: int | None = None,
+        first: bool = False,
+    ) -> int:
         """Draw ``η^{t−Δt}`` given ``η^t = state`` ([1]_ §4: "use a random-number generator to
-        decide whether to transition to a different contact state")."""
-        row = self.step_probabilities(dt)[int(state)]
+        decide whether to transition to a different contact state").
+
+        With :attr:`hazards` and an ``age`` (steps of ``dt`` already spent in the state; ``first``:
+        the run's first segment, the final rest) the row is the dwell-time hazard's
+        (:meth:`DwellHazards.row`), else the Markov row. One uniform draw either way.
+        """
+        row = None
+        if self.hazards is not None and age is not None:
+            row = self.hazards.row("rest" if first else "tumble", int(state), int(age), dt)
+        if row is None:
+            row = self.step_probabilities(dt)[int(state)]
         return int(min(np.searchsorted(np.cumsum(row), rng.random(), side="right"), state))
 
     def sample_speed(self, state: int, target: int, rng: np.random.Generator) -> float:
@@ -268,9 +311,11 @@ class TransitionModel:
     # ------------------------------------------------------------------ storage
     def to_json(self) -> str:
         """The table as JSON text (deterministic: the same table gives the same bytes)."""
+        kind = {"kind": self.kind} if self.hazards is not None else {}
         doc = {
-            "format": "rigid-workbench contact-transition table",
+            "format": FORMATS[self.kind],
             "format_version": FORMAT_VERSION,
+            **kind,
             "states": list(STATE_NAMES),
             "convention": "rows: contact state at t (eta_t); columns: state at t - dt "
             "(eta_{t-dt}); counts[i][j] = forward steps from j to i contacts",
@@ -284,6 +329,8 @@ class TransitionModel:
                 for (i, j), q in sorted(self.speeds.items())
             },
         }
+        if self.hazards is not None:
+            doc["dwell_hazards"] = self.hazards.to_doc()
         text = json.dumps(doc, indent=1, allow_nan=False)
         # lists of numbers or strings on one line each (a 4 x 4 table reads as 4 rows)
         text = re.sub(
@@ -310,6 +357,13 @@ class TransitionModel:
             raise MarkovModelError(
                 f"{source}: not a contact-transition table (no format_version; make one with "
                 "`workbench markov train`)"
+            )
+        fmt = doc.get("format", FORMATS["plain"])
+        if fmt not in FORMATS.values():
+            raise MarkovModelError(
+                f"{source}: format {fmt!r} is not a contact-transition table (expected one of "
+                + ", ".join(repr(f) for f in FORMATS.values())
+                + ")"
             )
         if doc["format_version"] != FORMAT_VERSION:
             raise MarkovModelError(
@@ -358,9 +412,22 @@ class TransitionModel:
             "probabilities",
             "speed_quantile_levels",
             "goal_speeds",
+            "kind",
+            "dwell_hazards",
         }
+        hazards = None
+        if fmt == FORMATS["semi-markov"]:
+            if "dwell_hazards" not in doc:
+                raise MarkovModelError(
+                    f"{source}: dwell_hazards: missing (a semi-Markov table has them; make one "
+                    "with `workbench markov train --kind semi-markov`)"
+                )
+            try:
+                hazards = DwellHazards.from_doc(doc["dwell_hazards"], float(dt))
+            except ValueError as exc:
+                raise MarkovModelError(f"{source}: {exc}") from None
         meta = {k: v for k, v in doc.items() if k not in skip}
-        return cls(np.asarray(counts, dtype=np.int64), float(dt), speeds, meta)
+        return cls(np.asarray(counts, dtype=np.int64), float(dt), speeds, meta, hazards)
 
 
 def load_model(path) -> TransitionModel:
@@ -427,6 +494,8 @@ def sample_separation(
     normal: np.ndarray,
     rng: np.random.Generator,
     dt: float | None = None,
+    age: int | None = None,
+    first: bool = False,
 ) -> tuple[int, np.ndarray, float]:
     """One backward step of the Markov model for one body ([1]_ §4, Fig. 10).
 
@@ -443,6 +512,9 @@ def sample_separation(
     rng : numpy.random.Generator
     dt : float, optional
         Step, s (default: the model's).
+    age, first : int or None, bool
+        The body's time in its contact state, in steps, and whether this is its run's first
+        segment (semi-Markov tables: :meth:`TransitionModel.sample_target`).
 
     Returns
     -------
@@ -471,7 +543,10 @@ def sample_separation(
             distinct.append(m)
             rep[m] = m
     state = int(classify(len(distinct)))
-    target = model.sample_target(state, rng, dt)
+    if age is None:  # the Markov call, as before: the same draws
+        target = model.sample_target(state, rng, dt)
+    else:
+        target = model.sample_target(state, rng, dt, age=age, first=first)
     if target >= state:
         return state, separate, 0.0
     sep_distinct = choose_separating(points[distinct], normal, target, rng)
@@ -501,10 +576,18 @@ class MarkovPolicy:
     epsilon : float
         Restitution cut-off ε, m/s.
 
+    With a semi-Markov table (:attr:`TransitionModel.hazards`) the policy also keeps, per body,
+    its current contact segment: the state it counted at the last call, how many calls in a
+    row it has counted it (the age, in steps) and whether the segment is the run's first (the
+    final rest). It is called once per backward step (:meth:`reverse.stepper.Stepper.backward`),
+    so its calls are the run's steps; a body with no contacts is in state 0.
+
     Attributes
     ----------
     transitions : int
         Drops drawn so far.
+    segments : dict
+        Semi-Markov tables only: ``body -> [state, age, first]`` after the last call.
     """
 
     def __init__(self, model: TransitionModel, hints, rng: np.random.Generator, dt, epsilon):
@@ -514,10 +597,27 @@ class MarkovPolicy:
         self.dt = float(dt)
         self.epsilon = float(epsilon)
         self.transitions = 0
+        self.segments: dict[int, list] = {}
+
+    def _track(self, contacts: ContactSet, n_bodies: int) -> None:
+        """Update each body's segment from this step's contacts (semi-Markov tables)."""
+        for j in range(n_bodies):
+            mine = (contacts.body_a == j) | (contacts.body_b == j)
+            state = int(classify(count_distinct(contacts.point[mine]))) if mine.any() else 0
+            seg = self.segments.get(j)
+            if seg is None:
+                self.segments[j] = [state, 0, True]
+            elif seg[0] != state:
+                self.segments[j] = [state, 0, False]
+            else:
+                seg[1] += 1
 
     def __call__(self, contacts: ContactSet, position, velocity):
         goals, pref, pref_roll = self.hints(contacts, position, velocity)
         k = len(contacts)
+        semi = self.model.hazards is not None
+        if semi:
+            self._track(contacts, int(np.shape(position)[0]))
         if k == 0:
             return goals, pref, pref_roll
         hinted = np.zeros(k, dtype=bool)
@@ -538,8 +638,12 @@ class MarkovPolicy:
             if not free[j]:  # §4 "Stacking" of [1]: only bodies free to bounce leave
                 continue
             mean = normals.sum(axis=0)
+            history = {}
+            if semi:
+                _, age, first = self.segments[int(j)]
+                history = {"age": age, "first": first}
             target, separate, speed = sample_separation(
-                self.model, contacts.point[mine], mean, self.rng, self.dt
+                self.model, contacts.point[mine], mean, self.rng, self.dt, **history
             )
             if not separate.any():
                 continue

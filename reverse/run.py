@@ -177,7 +177,12 @@ def start_overlap(scene: Scene) -> Overlap:
     return forward_start_overlap(scene)
 
 
-#: Diagnostics recorded per state, in forward time order (the step *into* each state backward).
+#: Diagnostics recorded per state, in forward time order (the step *into* each state backward;
+#: the scene's own state, the last record, has no step into it: its contact count, islands and
+#: sleeping bodies are those a step sees there (:meth:`reverse.stepper.Stepper.survey`), its
+#: LCP and orientation columns 0). ``orientation_iterations`` and ``orientation_residual``: the
+#: backward orientation solve (:func:`reverse.integration.backward_configuration`; forward
+#: mirror runs: 0).
 DIAGNOSTICS = (
     "kinetic_energy",
     "contact_count",
@@ -188,6 +193,8 @@ DIAGNOSTICS = (
     "lcp_failed",
     "lcp_fallbacks",
     "lcp_residual_max",
+    "orientation_iterations",
+    "orientation_residual",
 )
 
 #: Fields of the per-island LCP log (``/reverse/islands``), one row per island per step.
@@ -300,6 +307,8 @@ def _diag_row(rep: StepReport | None) -> list[float]:
         float(rep.failed),
         float(rep.fallbacks),
         float(max((r.residual for r in isl), default=0.0)),
+        float(rep.fixed_point_iterations),
+        float(rep.orientation_residual),
     ]
 
 
@@ -336,6 +345,16 @@ def _add_timing(total: dict, rep: StepReport) -> None:
         total[k] = total.get(k, 0.0) + v
 
 
+def _orientation_message(rep: StepReport, reverse_time: float) -> str:
+    """The message of a run stopped by an orientation solve that did not converge."""
+    return (
+        f"the orientation solve of the step to {reverse_time:.6g} s before the final state did "
+        f"not converge (residual {rep.orientation_residual:.3g} after "
+        f"{rep.fixed_point_iterations} iterations; reverse/integration.py); the later states are "
+        "kept"
+    )
+
+
 def _unsolved_message(rep: StepReport, reverse_time: float) -> str:
     """The message of a run stopped by islands whose LCP no rung solved."""
     return (
@@ -362,13 +381,16 @@ def run_reverse(
 
     Returns the states in forward time order, ``time`` from 0 (the earliest state) to
     ``duration`` (the scene's state); each state's diagnostics describe the backward step that
-    produced it (the scene's own state has zeros). A state that would be non-finite ends the run:
-    the states before it are kept and the trajectory is marked ``"nonfinite"``. So does a step
+    produced it (the scene's own state: what a step sees there, :data:`DIAGNOSTICS`). A state
+    that would be non-finite ends the run: the states before it are kept and the trajectory is
+    marked ``"nonfinite"``. So does a step
     whose contact LCP could not be posed (:class:`~reverse.lcp.LCPError`: NaN or inf rows) or
     was not solved by any rung (the ladder of :func:`reverse.lcp.solve_lcp` and the stepper's
     frictionless retry): status ``"lcp_failed"``, the step's rows of the island log kept with
-    step −1 (the state they would have produced is not). A run is ``"ok"`` only when every step
-    used verified LCP answers and every state is finite.
+    step −1 (the state they would have produced is not). So does a step whose orientation solve
+    did not converge (:func:`reverse.integration.backward_configuration`): status
+    ``"unconverged"``. A run is ``"ok"`` only when every step used verified LCP answers
+    and converged orientation solves, and every state is finite.
 
     ``markov`` (opt-in): a contact-transition table (:mod:`reverse.markov`); every step, each
     body in contact that no hint acts on may drop to fewer contacts with the table's
@@ -437,6 +459,10 @@ def run_reverse(
                 status = "lcp_failed"
                 message = _unsolved_message(rep, k * dt)
                 break
+            if not rep.orientation_converged:
+                status = "unconverged"
+                message = _orientation_message(rep, k * dt)
+                break
             if not np.all(new.is_finite()):
                 bad = [scene.body_names[j] for j in np.flatnonzero(~new.is_finite())]
                 status = "nonfinite"
@@ -470,6 +496,10 @@ def run_reverse(
             state = new
             if progress is not None and k % report_every == 0:
                 progress(k, n_steps)
+        # the scene's own state: what a step sees there. Surveyed last, because PyBullet keeps
+        # contact points from one detection to the next (persistent manifolds): a detection
+        # before the first step would change the contacts the steps find.
+        diag_rows[0] = _diag_row(stepper.survey(states[0]))
     finally:
         detector.close()
     n = len(states)
@@ -525,6 +555,7 @@ def run_forward_mirror(
                 states.append(state)
                 diag_rows.append(_diag_row(rep))
                 times.append(k * dt)
+        diag_rows[0] = _diag_row(stepper.survey(states[0]))  # last: see run_reverse
     finally:
         detector.close()
     traj = _trajectory(scene, stepper.rigid, states, diag_rows, times, status, message)

@@ -11,6 +11,13 @@ Reproducibility: run ``i`` uses the seed ``SeedSequence(entropy, spawn_key=(i,))
 32-bit word, passed to :func:`reverse.run.run_reverse`), so the outcome of every run — and
 therefore the ranking — is bit-identical whatever the executor and the number of workers.
 
+Per-run variation (:class:`RunVariation`): each run may draw its own heading (the moving bodies
+turned as one about the vertical through their centre of mass) and its own hints (a hints
+distribution, :class:`reverse.hints.HintsDistribution`, or a scene script's ``hints(seed=…)``),
+so that many different pasts run in one process pool. The draws come from
+``SeedSequence(entropy, spawn_key=(i, 1))`` (:func:`variation_rng`), a stream independent of the
+run's own seed, in a fixed order: heading, script seed, distribution hints.
+
 A run is rejected, with the reason recorded, when it did not finish (a non-finite state, or its
 kinetic energy passed ``energy_limit`` and it was stopped), when an island's LCP failed, or when
 it raised. Ties in peak energy are broken by the run index.
@@ -19,6 +26,7 @@ it raised. Ties in peak energy are broken by the run index.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import heapq
 import time
 from collections.abc import Callable
@@ -35,6 +43,10 @@ __all__ = [
     "SamplingResult",
     "OUTCOME_DTYPE",
     "sample_seed",
+    "variation_rng",
+    "RunVariation",
+    "turn_moving_bodies",
+    "run_varied",
     "run_sample",
     "sample_reverse_runs",
 ]
@@ -127,13 +139,97 @@ def sample_seed(entropy: int, i: int) -> int:
     return int(np.random.SeedSequence(entropy, spawn_key=(i,)).generate_state(1)[0])
 
 
-def run_sample(
-    ref: SceneRef, options: dict[str, Any], entropy: int, i: int
-) -> tuple[SampleOutcome, Trajectory | None, np.ndarray | None]:
-    """Run sampled reverse run ``i`` in this process (the task of a worker).
+#: Spawn key (after the run index) of the stream of a run's variation draws.
+_VARIATION_KEY = 1
 
-    ``options`` are keyword arguments of :func:`reverse.run.run_reverse` (picklable: hints,
-    settings, the Markov table, the energy limit). Failures are returned, not raised.
+
+def variation_rng(entropy: int, i: int) -> np.random.Generator:
+    """Generator of run ``i``'s variation draws (heading, hints): independent of the run's seed
+    (:func:`sample_seed`), of executors and of worker counts."""
+    seq = np.random.SeedSequence(entropy, spawn_key=(i, _VARIATION_KEY))
+    return np.random.Generator(np.random.PCG64(seq))
+
+
+def turn_moving_bodies(scene, angle: float):
+    """``scene`` with its moving bodies turned as one rigid group by ``angle`` (rad) about the
+    vertical (against gravity; +z without gravity) through their common centre of mass; their
+    velocities turn with them. Fixed bodies stay: a turn keeps every contact with a flat ground
+    (and among the moving bodies) as it is."""
+    from scipy.spatial.transform import Rotation
+
+    from workbench.scene.model import scene_from_dict
+
+    g = np.asarray(scene.gravity, dtype=float)
+    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
+    turn = Rotation.from_rotvec(float(angle) * up)
+    moving = [k for k, b in enumerate(scene.bodies) if not b.fixed]
+    if not moving:
+        return scene
+    masses, coms = [], []
+    for k in moving:
+        b = scene.bodies[k]
+        props = b.mass_properties
+        masses.append(props.mass)
+        coms.append(np.asarray(b.position) + b.rotation.apply(np.asarray(props.com)))
+    centre = np.average(np.array(coms), axis=0, weights=np.array(masses))
+    data = scene.model_dump()
+    for k in moving:
+        b, entry = scene.bodies[k], data["bodies"][k]
+        entry["position"] = (centre + turn.apply(np.asarray(b.position) - centre)).tolist()
+        entry["quaternion"] = (turn * b.rotation).as_quat().tolist()
+        entry["euler_deg"] = None
+        entry["linear_velocity"] = turn.apply(np.asarray(b.linear_velocity)).tolist()
+        entry["angular_velocity"] = turn.apply(np.asarray(b.angular_velocity)).tolist()
+    return scene_from_dict(
+        data, source=scene.source, base_dir=scene.base_dir, source_text=scene.source_text
+    )
+
+
+@dataclass(frozen=True)
+class RunVariation:
+    """What each sampled run draws for itself (module docstring). Picklable.
+
+    Attributes
+    ----------
+    heading : bool
+        Turn the moving bodies by an angle uniform in [0, 2π) about the vertical.
+    hints : HintsDistribution, optional
+        Hints whose values each run draws (:class:`reverse.hints.HintsDistribution`).
+    script : str, optional
+        A scene script whose ``hints(seed=…, **parameters)`` each run calls with its own seed
+        (a 63-bit integer drawn from the run's variation stream).
+    """
+
+    heading: bool = False
+    hints: Any = None
+    script: str | None = None
+
+    def draw(self, scene, entropy: int, i: int):
+        """Run ``i``'s scene and hints: ``(scene, hints or None, heading in rad)``; ``None``
+        hints when this variation draws none (the run keeps the options' hints)."""
+        rng = variation_rng(entropy, i)
+        angle = float(rng.uniform(0.0, 2.0 * np.pi)) if self.heading else 0.0
+        if self.heading:
+            scene = turn_moving_bodies(scene, angle)
+        hints = None
+        if self.script is not None:
+            from reverse.hints import script_hints
+
+            seed = int(rng.integers(0, 2**63))
+            hints, _ = script_hints(self.script, scene.parameters, scene.body_names, seed=seed)
+        if self.hints is not None:
+            g = np.asarray(scene.gravity, dtype=float)
+            up = -g if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
+            hints = [*(hints or []), *self.hints.draw(rng, up)]
+        return scene, hints, angle
+
+
+def run_varied(ref: SceneRef, options: dict[str, Any], entropy: int, i: int, variation=None):
+    """Sampled reverse run ``i`` in this process: ``(outcome, result or None, scene or None)``.
+
+    The scene is ``ref``'s, turned and with hints drawn by ``variation``
+    (:class:`RunVariation`) when given; ``result`` is the :class:`reverse.run.ReverseResult`.
+    Failures are returned as the outcome, not raised.
     """
     # here, not at the top: reverse.run loads the scene model (pydantic) and the engine, which
     # the CLI's import of this module (for its parser) does not need
@@ -141,19 +237,43 @@ def run_sample(
 
     seed = sample_seed(entropy, i)
     t0 = time.perf_counter()
+    scene = None
     try:
         scene = ref.load()
+        if variation is not None:
+            scene, hints, _ = variation.draw(scene, entropy, i)
+            if hints is not None:
+                options = {**options, "hints": hints}
         res = run_reverse(scene, seed=seed, **options)
     except Exception as exc:  # noqa: BLE001 - recorded as the run's outcome
         out = SampleOutcome(i, seed, "error", f"{type(exc).__name__}: {exc}", np.nan, np.nan,
                             np.nan, 0, 0, time.perf_counter() - t0)  # fmt: skip
+        return out, None, scene
+    return _outcome(i, seed, res, t0), res, scene
+
+
+def run_sample(
+    ref: SceneRef, options: dict[str, Any], entropy: int, i: int, variation=None
+) -> tuple[SampleOutcome, Trajectory | None, np.ndarray | None]:
+    """Run sampled reverse run ``i`` in this process (the task of a worker).
+
+    ``options`` are keyword arguments of :func:`reverse.run.run_reverse` (picklable: hints,
+    settings, the Markov table, the energy limit); ``variation`` (:class:`RunVariation`) draws
+    the run's heading and hints. Failures are returned, not raised.
+    """
+    out, res, _ = run_varied(ref, options, entropy, i, variation)
+    if res is None:
         return out, None, None
+    return out, res.trajectory, res.island_log
+
+
+def _outcome(i: int, seed: int, res, t0: float) -> SampleOutcome:
     traj = res.trajectory
     ke = np.asarray(traj.diagnostics["kinetic_energy"], dtype=float)
     final = float(ke[-1]) if ke.size else np.nan
     peak = float(np.max(ke)) if ke.size else np.nan
     growth = peak / final if final > 0 else (np.inf if peak > 0 else 1.0)
-    out = SampleOutcome(
+    return SampleOutcome(
         index=i,
         seed=seed,
         status=traj.status,
@@ -165,7 +285,6 @@ def run_sample(
         markov_transitions=int(res.markov_transitions),
         seconds=time.perf_counter() - t0,
     )
-    return out, traj, res.island_log
 
 
 def sample_reverse_runs(
@@ -179,6 +298,7 @@ def sample_reverse_runs(
     scheduler: str | None = None,
     executor: cf.Executor | None = None,
     progress: Callable[[SampleOutcome], None] | None = None,
+    variation: RunVariation | None = None,
 ) -> SamplingResult:
     """Run ``samples`` seeded reverse runs and keep the ``keep`` lowest-peak-energy ones.
 
@@ -197,6 +317,8 @@ def sample_reverse_runs(
         executor.
     progress : callable, optional
         Called with each outcome as it arrives.
+    variation : RunVariation, optional
+        What each run draws for itself (heading, hints).
     """
     if samples < 1:
         raise ValueError(f"--samples: expected at least 1, got {samples}")
@@ -208,7 +330,8 @@ def sample_reverse_runs(
     outcomes: list[SampleOutcome] = []
     best: list[tuple[float, int, int, Any]] = []  # max-heap on (peak, index) via negation
     with executor_for(workers, scheduler, executor, samples) as ex:
-        runs = bounded_map(ex, run_sample, (ref, options, entropy), range(samples), workers)
+        task = functools.partial(run_sample, variation=variation) if variation else run_sample
+        runs = bounded_map(ex, task, (ref, options, entropy), range(samples), workers)
         for out, traj, log in runs:
             outcomes.append(out)
             if progress is not None:

@@ -11,8 +11,11 @@ goals from a callable (hints in :mod:`reverse.hints`). A step (:class:`Stepper`)
    tangents are aligned with the sliding and rolling directions (:func:`align_tangents`,
    Handle-Contact lines 2–5);
 3. the awake bodies are split into islands (:mod:`reverse.islands`); bodies in free flight are
-   stepped at once, every other island solves its contact LCP
-   (:func:`reverse.dynamics.solve_island`, Eq. 2–6 forward, Eq. 13–15 backward);
+   stepped at once, every other island solves its contact LCP (Eq. 2–6 forward, Eq. 13–15
+   backward): the islands without joints assembled together, vectorized over contacts and
+   islands (:func:`reverse.batched.solve_islands`, one :func:`reverse.lcp.solve_lcp` call per
+   island), those with joints one by one (:func:`reverse.dynamics.solve_island`) — the same
+   numbers to the bit either way (:data:`BATCH_MIN_CONTACTS` picks the faster);
 4. forward only: the end-of-step configuration
    (:func:`reverse.integration.forward_configuration`).
 
@@ -26,12 +29,15 @@ References
 
 from __future__ import annotations
 
+import functools
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from reverse.batched import solve_islands as _solve_islands
 from reverse.dynamics import (
     ContactSet,
     Goals,
@@ -84,7 +90,19 @@ class StepSettings:
     sleep : bool
         Let islands at rest with no goals skip the solve.
     max_fixed_point : int
-        Iteration cap of the backward orientation solve.
+        Iteration cap of the backward orientation solve: of its fixed-point iteration, and of
+        each Newton attempt for the bodies where that does not converge
+        (:mod:`reverse.integration`). 50, as before: a thin plank (1 × 0.1 × 0.02 m) at
+        ``h|ω|`` = 0.1 rad takes 23 fixed-point iterations, and a Newton attempt that succeeds
+        6–15.
+    orientation_strict : bool
+        True (default): the orientation's fixed point stops at 1e-15, as the first
+        implementation did (runs bit-identical to it). False: at 1e-14
+        (:func:`reverse.integration.backward_configuration` ``strict``): fast-spinning balls
+        then take a few iterations instead of the cap of 50 (round-off keeps their change just
+        above 1e-15, in cycles the strict solve recognises and skips). Not a last-bits change
+        on a chaotic scene: on the 3 s spelling run (3875 balls) states first differ 62 steps
+        back, by 3 cm at 150 steps and by 6.4 m at the earliest state.
     free_to_bounce : bool
         Backward only, §4 "Stacking": automatic goals (the Markov model) may start a body at
         rest moving only if it is *free to bounce* — no two of its contact normals oppose
@@ -123,6 +141,7 @@ class StepSettings:
     baumgarte: float = 0.1
     sleep: bool = True
     max_fixed_point: int = 50
+    orientation_strict: bool = True
     free_to_bounce: bool = True
     attract: bool = False
     restitution_blend: float = 0.0
@@ -151,7 +170,14 @@ class StepReport:
     contacts: int = 0
     sleeping: int = 0
     islands: list[IslandReport] = field(default_factory=list)
+    #: Backward: iterations of the orientation solve (:func:`backward_configuration`: the
+    #: fixed point's, plus the most Newton iterations of a body it did not converge for).
     fixed_point_iterations: int = 0
+    #: Backward: largest residual of the orientation solve (quaternion components).
+    orientation_residual: float = 0.0
+    #: Backward: every body's orientation solve converged (False: the state is not a solution
+    #: of the backward step; :func:`reverse.run.run_reverse` stops with a non-``ok`` status).
+    orientation_converged: bool = True
     timing: dict[str, float] = field(
         default_factory=lambda: {"contacts": 0.0, "assembly": 0.0, "lcp": 0.0, "integration": 0.0}
     )
@@ -179,6 +205,16 @@ class StepReport:
         """Islands whose velocities come from no verified answer (see
         :attr:`IslandReport.verified`)."""
         return sum(not r.verified for r in self.islands)
+
+
+#: Fewest contacts (in islands without joints) a step assembles and solves together
+#: (:func:`reverse.batched.solve_islands`); with fewer the islands go one by one
+#: (``solve_island``). The batch costs about 1 ms of set-up (≈ 150 numpy calls, whatever the
+#: size) and little per contact; one by one costs ≈ 60 µs per contact, in Python loops over
+#: rows (measured: ``reverse_landing``, ≈ 6 contacts a step: 0.4 ms batched vs 0.1 ms one by
+#: one; spelling balls, hundreds of islands, and a 1133-row island of 100 spheres: 3–10× less
+#: assembly batched). Both give the same numbers to the bit, so this only picks the faster.
+BATCH_MIN_CONTACTS = 24
 
 
 # ----------------------------------------------------------------------------- contacts
@@ -242,6 +278,30 @@ def blend_weight(elapsed: float, duration: float) -> float:
 ContactSource = Callable[[np.ndarray, np.ndarray], ContactSet]
 
 
+def _collector_paused(step):
+    """Run a step with Python's cyclic garbage collector paused (and restored as it was).
+
+    A step allocates tens of thousands of small containers (the poses handed to PyBullet, the
+    islands' index lists), none of them in reference cycles; each 700 allocations start a
+    young-generation collection and every hundredth or so a full one, which walks every object
+    of the process (measured: "LO" spelling scene, 150 steps, 1.5 s of 5 s in the collector,
+    1.1 s of it in 4 full collections). Paused, the collector runs once after the step on what
+    the step left alive. Memory is unchanged (reference counting frees everything acyclic)
+    and so are the numbers."""
+
+    @functools.wraps(step)
+    def paused(*args, **kwargs):
+        if not gc.isenabled():
+            return step(*args, **kwargs)
+        gc.disable()
+        try:
+            return step(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
+
+
 class Stepper:
     """Steps a system forward or backward.
 
@@ -275,7 +335,8 @@ class Stepper:
         )
         #: Reverse time of the backward steps taken so far, s.
         self.reverse_time = 0.0
-        self._elastic: dict[tuple[int, int], float] = {}  # body pair -> reverse time
+        # body pair (its code, _pair_codes) -> reverse time of its last elastic collision
+        self._elastic: dict[int, float] = {}
         # articulated groups: bodies linked by chains of joints (−1 where none)
         self._group = np.full(n, -1, dtype=int)
         if joints is not None and joints.joints:
@@ -289,6 +350,7 @@ class Stepper:
         self._warm: dict[tuple, np.ndarray] = {}
 
     # ------------------------------------------------------------------ public
+    @_collector_paused
     def backward(
         self,
         state: State,
@@ -304,9 +366,13 @@ class Stepper:
         s, rigid = self.settings, self.rigid
         rep = StepReport()
         t0 = time.perf_counter()
-        x, q, w_move, rep.fixed_point_iterations = backward_configuration(
-            state, rigid, s.dt, max_iter=s.max_fixed_point
+        cfg = backward_configuration(
+            state, rigid, s.dt, max_iter=s.max_fixed_point, strict=s.orientation_strict
         )
+        x, q, w_move = cfg.position, cfg.orientation, cfg.angular_velocity
+        rep.fixed_point_iterations = cfg.iterations
+        rep.orientation_residual = cfg.residual
+        rep.orientation_converged = cfg.converged
         velocity = np.concatenate([state.linear_velocity, w_move], axis=1)
         velocity[~rigid.moving] = 0.0
         if s.linear_damping > 0:  # §4 "High angular velocities": backward damping
@@ -345,6 +411,7 @@ class Stepper:
         rep.timing["integration"] += time.perf_counter() - t2
         return out, rep
 
+    @_collector_paused
     def forward(self, state: State, contacts: ContactSet | None = None) -> tuple[State, StepReport]:
         """One step from ``t`` to ``t + h`` (the mirror of :meth:`backward`)."""
         s, rigid = self.settings, self.rigid
@@ -363,6 +430,56 @@ class Stepper:
         out = State(x_new, q_new, move[:, :3], w_new)
         rep.timing["integration"] += time.perf_counter() - t2
         return out, rep
+
+    def survey(self, state: State) -> StepReport:
+        """What a step would see at ``state``, without stepping: its contacts (detected at the
+        state's configuration as an isolated query: the source's ``fresh`` where it has one,
+        :meth:`reverse.contacts.ContactDetector.fresh`), the bodies asleep and the islands that
+        would be solved (rows 0, status "none": no LCP is solved). The diagnostics of the
+        scene's own state in a reverse run.
+
+        The detection goes through the same PyBullet world as the steps', whose contact points
+        persist from one detection to the next: surveying before stepping would change the
+        contacts the steps find (measured: a different run from 0.6 s back in the "LO"
+        spelling scene), so runs survey after their last step."""
+        s, rigid = self.settings, self.rigid
+        rep = StepReport()
+        x, q = state.position, state.orientation
+        velocity = np.concatenate([state.linear_velocity, state.angular_velocity], axis=1)
+        velocity[~rigid.moving] = 0.0
+        # an isolated detection (reverse.contacts.ContactDetector.fresh) where the source has one
+        contacts = getattr(self.contact_source, "fresh", self.contact_source)(x, q)
+        n, nc = len(rigid.mass), len(contacts)
+        rep.contacts = nc
+        pairs = np.column_stack([contacts.body_a, contacts.body_b]).astype(int)
+        jpairs = self.joints.pairs() if self.joints is not None and self.joints.joints else []
+        links = np.concatenate([pairs, np.reshape(jpairs, (-1, 2))]).astype(int)
+        awake = awake_bodies(
+            rigid.moving,
+            velocity,
+            contacts,
+            pairs,
+            jpairs,
+            Goals.zeros(nc),
+            np.zeros(nc, dtype=bool),
+            delta=s.delta,
+            delta_angular=s.delta_angular,
+            sleep=s.sleep,
+        )
+        rep.sleeping = int(np.sum(rigid.moving & ~awake))
+        linked = np.zeros(n, dtype=int)
+        for col in (links[:, 0], links[:, 1]):
+            np.add.at(linked, col[col >= 0], 1)
+        for bodies in find_islands(n, awake, links):
+            if len(bodies) == 1 and not linked[bodies[0]]:
+                rep.free_flight += 1
+                continue
+            members = np.zeros(n, dtype=bool)
+            members[bodies] = True
+            a, b = contacts.body_a, contacts.body_b
+            mine = ((a >= 0) & members[np.maximum(a, 0)]) | ((b >= 0) & members[np.maximum(b, 0)])
+            rep.islands.append(IslandReport(len(bodies), int(mine.sum()), 0, "none", 0, "", 0.0))
+        return rep
 
     # ------------------------------------------------------------------ heuristics (§4)
     def _constrained(self, contacts: ContactSet) -> np.ndarray:
@@ -407,15 +524,30 @@ class Stepper:
         T = self.settings.restitution_blend
         if T <= 0 or not self._elastic or not len(contacts):
             return contacts
+        # The pairs' collision times looked up at once (the recorded pairs' codes sorted), and
+        # the raised cosine evaluated once per distinct time (``blend_weight``, scalar, as it
+        # was per contact: the same numbers to the bit).
+        m = len(self._elastic)
+        keys = np.fromiter(self._elastic.keys(), dtype=np.int64, count=m)
+        times = np.fromiter(self._elastic.values(), dtype=float, count=m)
+        order = np.argsort(keys)
+        keys, times = keys[order], times[order]
+        want = self._pair_codes(contacts.body_a, contacts.body_b)
+        at = np.minimum(np.searchsorted(keys, want), m - 1)
+        hit = np.flatnonzero(keys[at] == want)
+        if not hit.size:
+            return contacts
+        t_hit = times[at[hit]]
+        weight = np.zeros(len(hit))
+        for t in np.unique(t_hit).tolist():
+            weight[t_hit == t] = blend_weight(self.reverse_time - t, T)
+        keep = weight > 0
+        hit, weight = hit[keep], weight[keep]
+        if not hit.size:
+            return contacts
         alpha = contacts.restitution.copy()
-        for i, (a, b) in enumerate(zip(contacts.body_a.tolist(), contacts.body_b.tolist(),
-                                       strict=True)):  # fmt: skip
-            t_hit = self._elastic.get((min(a, b), max(a, b)))
-            if t_hit is not None:
-                w = blend_weight(self.reverse_time - t_hit, T)
-                if w > 0:
-                    alpha[i] = alpha[i] + (1.0 - alpha[i]) * w
-                    rep.blended += 1
+        alpha[hit] = alpha[hit] + (1.0 - alpha[hit]) * weight
+        rep.blended += int(hit.size)
         return replace(contacts, restitution=alpha)
 
     def _articulated_restitution(self, contacts: ContactSet) -> ContactSet:
@@ -430,14 +562,20 @@ class Stepper:
             return contacts
         return replace(contacts, restitution=np.where(same, 1.0, contacts.restitution))
 
+    def _pair_codes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """One integer per unordered body pair: ``lo · (n + 1) + hi`` with a static side (−1)
+        as ``n`` (the keys of the elastic collisions' record)."""
+        n1 = len(self.rigid.mass) + 1
+        return (np.minimum(a, b) % n1) * n1 + np.maximum(a, b) % n1
+
     def _record_elastic(self, contacts: ContactSet, rep: StepReport) -> None:
         T = self.settings.restitution_blend
         if T <= 0 or rep.branches is None:
             return
         now = self.reverse_time
-        for i in np.flatnonzero(np.char.startswith(rep.branches, "elastic")):
-            a, b = int(contacts.body_a[i]), int(contacts.body_b[i])
-            self._elastic[(min(a, b), max(a, b))] = now
+        hit = np.flatnonzero(np.char.startswith(rep.branches, "elastic"))
+        codes = self._pair_codes(contacts.body_a[hit], contacts.body_b[hit])
+        self._elastic.update(dict.fromkeys(codes.tolist(), now))
         if len(self._elastic) > 4 * len(self.rigid.mass):  # forget blends that have ended
             self._elastic = {k: t for k, t in self._elastic.items() if now - t < T}
 
@@ -454,7 +592,7 @@ class Stepper:
         if goals is None:
             goals = Goals.zeros(nc)
         moving = rigid.moving
-        pairs = list(zip(contacts.body_a.tolist(), contacts.body_b.tolist(), strict=True))
+        pairs = np.column_stack([contacts.body_a, contacts.body_b]).astype(int)
         jrows = None
         jpairs: list[tuple[int, int]] = []
         if self.joints is not None and self.joints.joints:
@@ -474,13 +612,16 @@ class Stepper:
             sleep=s.sleep,
         )
         rep.sleeping = int(np.sum(moving & ~awake))
-        islands = find_islands(n, awake, pairs + jpairs)
+        islands = find_islands(n, awake, np.concatenate([pairs, np.reshape(jpairs, (-1, 2))]))
         out = velocity.copy()
         Iw = world_inertia(rigid.inertia, q)
         # island of each awake body; a contact belongs to the island of its awake participant(s)
+        K = len(islands)
+        sizes = np.fromiter(map(len, islands), dtype=int, count=K)
+        members_all = np.concatenate(islands) if K else np.zeros(0, dtype=int)
+        first = members_all[np.cumsum(sizes) - sizes]  # each island's smallest body
         label = np.full(n, -1, dtype=int)
-        for k, bodies in enumerate(islands):
-            label[bodies] = k
+        label[members_all] = np.repeat(np.arange(K), sizes)
         a_c, b_c = contacts.body_a, contacts.body_b
         la = np.where(a_c >= 0, label[np.maximum(a_c, 0)], -1)
         lb = np.where(b_c >= 0, label[np.maximum(b_c, 0)], -1)
@@ -492,15 +633,9 @@ class Stepper:
         in_joint = np.zeros(n, dtype=bool)
         for ja, jb in jpairs:
             in_joint[[j for j in (ja, jb) if j >= 0]] = True
-        flying = np.array(
-            [
-                len(b) == 1 and bounds[k + 1] == bounds[k] and not in_joint[b[0]]
-                for k, b in enumerate(islands)
-            ],
-            dtype=bool,
-        )
+        flying = (sizes == 1) & (bounds[1:] == bounds[:-1]) & ~in_joint[first]
         if flying.any():
-            fb = np.array([islands[k][0] for k in np.flatnonzero(flying)])
+            fb = first[flying]
             sign = -1.0 if direction == "backward" else 1.0
             out[fb, :3] = velocity[fb, :3] + sign * s.dt * rigid.force[fb] / rigid.mass[fb, None]
             out[fb, 3:] = (
@@ -508,38 +643,76 @@ class Stepper:
                 + sign * s.dt * np.linalg.solve(Iw[fb], rigid.torque[fb][..., None])[..., 0]
             )
         rep.free_flight = int(flying.sum())
-        for k, bodies in enumerate(islands):
-            if flying[k]:
-                continue
-            # contacts of the island; a sleeping or static partner acts as the world
-            sel = np.sort(order[bounds[k] : bounds[k + 1]])
+        # Islands without joints are assembled and solved together (vectorized over contacts
+        # and islands, bit-identical to solve_island: reverse.batched.solve_islands); islands
+        # with joints one by one (solve_island).
+        solid = np.flatnonzero(~flying).tolist()
+        jointed = np.zeros(len(islands), dtype=bool)
+        for ja, jb in jpairs:
+            for j in (ja, jb):
+                if j >= 0 and label[j] >= 0:
+                    jointed[label[j]] = True
+        # an island's contacts, ascending: the stable sort by island kept their order
+        sels = {k: order[bounds[k] : bounds[k + 1]] for k in solid}
+        keys = {k: (direction, tuple(islands[k].tolist()), len(sels[k])) for k in solid}
+        solutions: dict[int, IslandSolution] = {}
+        batch = [k for k in solid if not jointed[k]]
+        if sum(len(sels[k]) for k in batch) < BATCH_MIN_CONTACTS:
+            batch = []  # a few contacts: one call chain each costs less than the batch's set-up
+        if batch:
+            ta = time.perf_counter()
+            sols = _solve_islands(
+                direction=direction,
+                islands=[islands[k] for k in batch],
+                contact_sets=[sels[k] for k in batch],
+                contacts=contacts,
+                in_island_a=la == c_island,
+                in_island_b=lb == c_island,
+                rigid=rigid,
+                position=x,
+                inertia_world=Iw,
+                velocity=velocity,
+                dt=s.dt,
+                goals=goals,
+                epsilon=s.epsilon,
+                delta=s.delta,
+                delta_angular=s.delta_angular,
+                warm_starts=[self._warm.get(keys[k]) for k in batch],
+                attract=attract,
+            )
+            lcp_time = sum(sol.lcp_seconds for sol in sols)
+            rep.timing["lcp"] += lcp_time
+            rep.timing["assembly"] += time.perf_counter() - ta - lcp_time
+            solutions.update(zip(batch, sols, strict=True))
+
+        def problem(k):
+            """The island's contacts (a sleeping or static partner acts as the world) and the
+            keyword arguments of solve_island."""
+            sel = sels[k]
             sub = contacts.subset(sel)
             sub = replace(
                 sub,
                 body_a=np.where(la[sel] == k, sub.body_a, -1),
                 body_b=np.where(lb[sel] == k, sub.body_b, -1),
             )
-            members = None  # (joints only)
-            if jrows is not None:
-                members = label == k
             gsub = Goals(goals.normal[sel], goals.tangential[sel], goals.rolling[sel])
             asub = None if attract is None else attract[sel]
             jsub, rhs = None, None
             if jrows is not None:
+                members = label == k
                 keep = [
-                    k for k, (a, b) in enumerate(jpairs) if members[a] or (b >= 0 and members[b])
+                    j for j, (a, b) in enumerate(jpairs) if members[a] or (b >= 0 and members[b])
                 ]
                 if keep:
                     sizes = [JointModel.ROWS[jt.kind] for jt in self.joints.joints]
                     starts = np.concatenate([[0], np.cumsum(sizes)])
-                    rows = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
+                    rows = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in keep])
                     jsub = JointRows(jrows.G[rows], jrows.error[rows])
                     sign = 1.0 if direction == "backward" else -1.0
                     rhs = sign * s.baumgarte * jsub.error / s.dt
-            key = (direction, tuple(bodies.tolist()), len(sel))
-            island_problem = {
+            return sub, {
                 "direction": direction,
-                "bodies": bodies,
+                "bodies": islands[k],
                 "rigid": rigid,
                 "position": x,
                 "inertia_world": Iw,
@@ -553,11 +726,16 @@ class Stepper:
                 "delta_angular": s.delta_angular,
                 "attract": asub,
             }
+
+        for k in solid:
+            bodies, sel, key = islands[k], sels[k], keys[k]
             ta = time.perf_counter()
-            sol: IslandSolution = _solve_island(
-                contacts=sub, warm_start=self._warm.get(key), **island_problem
-            )
-            lcp_time = sol.lcp_seconds
+            lcp_time = 0.0
+            sol = solutions.get(k)
+            if sol is None:
+                sub, island_problem = problem(k)
+                sol = _solve_island(contacts=sub, warm_start=self._warm.get(key), **island_problem)
+                lcp_time = sol.lcp_seconds
             verified = True
             if sol.lcp is not None and sol.lcp.status != "solved":
                 # The ladder of reverse.lcp failed. Retry the island without friction, rolling
@@ -566,6 +744,7 @@ class Stepper:
                 # is a bounded error; a failed friction LCP's last iterate is not (it once gave
                 # 1e10 m/s). The failure stays in the report, with the retry as its fallback.
                 first = sol.lcp
+                sub, island_problem = problem(k)
                 plain = replace(
                     sub,
                     friction=np.zeros(len(sub)),

@@ -173,4 +173,9 @@ def build(
             },
             {"name": "rb5_angles", "quantity": "euler_angles", "body": "rb5"},
         ],
+        # scalar reductions for `workbench sensitivity` (docs/sensitivity.md): the largest
+        # heave of Rb5's centre of mass during the pulse
+        "outputs": [
+            {"name": "heave", "reduce": "max_displacement", "body": "rb5", "direction": [0, 0, 1]},
+        ],
     }

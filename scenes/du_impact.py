@@ -86,6 +86,13 @@ RUN_MARGIN = (0.1, 0.05)
 OVERLAP = 1e-5
 #: Incline angle of [1], rad.
 THETA = math.radians(20.0)
+#: Coefficients of variation of the random inputs with ``random_inputs=True`` (for ``workbench
+#: sensitivity``): e and mu as Du's Table 1 (e ~ N(0.6, 0.06), mu ~ N(0.4, 0.04)), and vA0, whose
+#: 5% is our choice (the paper's inverse problem has vA0 unknown, not random).
+RANDOM_CV = {"e": 0.1, "mu": 0.1, "vA0": 0.05}
+#: Half-width, in standard deviations, of the box of inputs the run length must cover when the
+#: inputs are random: a Sobol' design of 2^13 rows reaches about 3.9 sigma.
+RANDOM_REACH = 5.0
 
 
 def outputs(theta=THETA):
@@ -142,6 +149,7 @@ def build(
     radius=RADIUS,
     dt=1.0e-3,
     duration=None,
+    random_inputs=False,
 ):
     """The impact scene.
 
@@ -164,6 +172,12 @@ def build(
     duration : float, optional
         Run length, s. Default: long enough for A to land and B to stop by the Appendix model
         (:func:`run_length`; 0.54 s at the defaults), so that a run costs no more than needed.
+    random_inputs : bool
+        Declare e, mu and vA0 random (as the parameters ``restitution``, ``friction`` and
+        ``speed_A``), normal about the given values with the coefficients of variation
+        :data:`RANDOM_CV` (``workbench sensitivity du_impact --set random_inputs=true``);
+        the run then lasts long enough for every input within :data:`RANDOM_REACH` standard
+        deviations.
     """
     u = (math.cos(theta), 0.0, math.sin(theta))  # up the incline
     n = (-math.sin(theta), 0.0, math.cos(theta))  # normal to the incline, upward
@@ -179,11 +193,43 @@ def build(
 
     tilt = [0.0, -math.degrees(theta), 0.0]  # body x along u, body z along n
     il, iw, it = INCLINE
+    parameters = {}
+    if duration is None:
+        duration = run_length(vA0, vB0, e, mu, mA, mB, h, theta)
+    if random_inputs:
+        # named apart from build()'s own keywords, whose plain values the loader keeps
+        nominal = {"restitution": ("e", e), "friction": ("mu", mu), "speed_A": ("vA0", vA0)}
+        parameters = {
+            name: {"dist": "normal", "mean": v, "std": RANDOM_CV[k] * v}
+            for name, (k, v) in nominal.items()
+        }
+        k = RANDOM_REACH
+        duration = max(
+            duration,
+            *(
+                run_length(
+                    vA0 * (1 + sa * k * RANDOM_CV["vA0"]),
+                    vB0,
+                    e * (1 + se * k * RANDOM_CV["e"]),
+                    mu * (1 + sm * k * RANDOM_CV["mu"]),
+                    mA,
+                    mB,
+                    h,
+                    theta,
+                )
+                for sa in (-1, 1)
+                for se in (-1, 1)
+                for sm in (-1, 1)
+            ),
+        )
+        e, mu, vA0 = "${restitution}", "${friction}", "${speed_A}"
     return {
         "description": "Du 2013 impact: ball A hits block B on a 20 deg incline; d_A, d_B",
+        "parameters": parameters,
+        "outputs": outputs(theta),
         "settings": {
             "dt": dt,
-            "duration": duration or run_length(vA0, vB0, e, mu, mA, mB, h, theta),
+            "duration": duration,
             "contact_erp": 0.0,
             "contact_processing_threshold": 0.0,
             "restitution_velocity_threshold": 0.0,

@@ -269,6 +269,8 @@ OWNERS = {
     "xarray": "workbench/store/xarray_view.py",
     "emcee": "uncertainty/exact_posterior.py",
     "distributed": "workbench/ensemble/",
+    "numba": "reverse/lemke_kernel.py",
+    "SALib": "uncertainty/sensitivity.py",
 }
 
 
@@ -279,7 +281,7 @@ def test_each_library_has_one_owner(lib):
 
 
 #: Libraries only the tests use: no library module may import them (they are not dependencies).
-TEST_ONLY = ["playwright", "hypothesis", "pytest"]
+TEST_ONLY = ["playwright", "hypothesis", "pytest", "quantecon", "pydrake"]
 
 
 @pytest.mark.parametrize("lib", TEST_ONLY)

@@ -151,3 +151,76 @@ def test_bad_free_hint_is_a_one_line_error(tmp_path, capsys):
     assert main([*SAMPLING, "--hints", str(hints), "-q"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "hints[0].free" in err and "true or false" in err
+
+
+# ----------------------------------------------------------------------------- per-run pasts
+def _distribution(tmp_path):
+    f = tmp_path / "slides.hints.yaml"
+    f.write_text(
+        "hints:\n  - body: block\n    slide: {direction: random, speed: {uniform: [0.2, 1.5]}}\n",
+        encoding="utf-8",
+    )
+    return f
+
+
+def test_samples_draw_their_heading_and_hints_bit_identically_for_any_workers(tmp_path):
+    hints = _distribution(tmp_path)
+    files = {}
+    for workers in (1, 2):
+        out = tmp_path / f"v{workers}.h5"
+        code = main(["reverse", "markov_block", "--duration", "0.2", "--seed", "4", "--samples",
+                     "4", "--keep", "4", "--heading", "random", "--hints", str(hints),
+                     "--workers", str(workers), "-q", "-o", str(out)])  # fmt: skip
+        assert code == 0
+        files[workers] = out
+    with h5py.File(files[1], "r") as a, h5py.File(files[2], "r") as b:
+        for name in ("states/orientation", "states/linear_velocity"):
+            np.testing.assert_array_equal(a[name][:], b[name][:])
+        q_final = a["states/orientation"][:, -1, 1]  # each run's final heading (forward order)
+        v_first = a["states/linear_velocity"][:, 0, 1]
+        assert a.attrs["sample_heading"] == "random"
+    # four different headings and four different slides
+    assert len({tuple(np.round(q, 9)) for q in q_final}) == 4
+    assert len({tuple(np.round(v, 9)) for v in v_first}) == 4
+
+
+def test_drawn_hints_need_samples_and_a_random_heading_too(tmp_path, capsys):
+    hints = _distribution(tmp_path)
+    base = ["reverse", "markov_block", "--duration", "0.1", "-q", "-o", str(tmp_path / "x.h5")]
+    assert main([*base, "--hints", str(hints)]) == 2
+    assert "needs --samples" in capsys.readouterr().err
+    assert main([*base, "--heading", "random"]) == 2
+    assert "needs --samples" in capsys.readouterr().err
+
+
+def test_script_hints_with_a_seed_differ_per_run(tmp_path):
+    script = tmp_path / "seeded.py"
+    script.write_text(
+        "import numpy as np\n\n"
+        "def build():\n"
+        "    return {'settings': {'dt': 1 / 240, 'duration': 0.5}, 'bodies': [\n"
+        "        {'name': 'ground', 'shape': {'type': 'plane'}, 'fixed': True,\n"
+        "         'material': {'friction': 1.0, 'restitution': 1.0}},\n"
+        "        {'name': 'block', 'shape': {'type': 'box', 'half_extents': [0.1, 0.075, 0.05]},\n"
+        "         'mass': 1.0, 'position': [0, 0, 0.05],\n"
+        "         'material': {'friction': 0.5, 'restitution': 0.5}}]}\n\n"
+        "def hints(seed):\n"
+        "    phi = np.random.default_rng(seed).uniform(0, 2 * np.pi)\n"
+        "    return {'hints': [{'body': 'block', 'slide': {\n"
+        "        'direction': [float(np.cos(phi)), float(np.sin(phi)), 0.0], 'speed': 1.0}}]}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "s.h5"
+    code = main(["reverse", str(script), "--duration", "0.1", "--seed", "2", "--samples", "3",
+                 "--keep", "3", "--hints", "script", "-q", "-o", str(out)])  # fmt: skip
+    assert code == 0
+    with h5py.File(out, "r") as f:
+        vx = f["states/linear_velocity"][:, 0, 1, 0]
+    assert len(set(np.round(vx, 9))) == 3
+
+
+def test_duration_defaults_to_the_scene_setting(tmp_path):
+    out = tmp_path / "d.h5"
+    assert main(["reverse", "markov_block", "-q", "-o", str(out)]) == 0
+    with TrajectoryStore.open(out) as store:
+        assert store.attrs["reverse_duration"] == pytest.approx(1.5)

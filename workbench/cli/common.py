@@ -253,9 +253,17 @@ class ProgressBar:
         """Show ``done`` of ``total`` (a :data:`Progress` callback)."""
         done, total = _whole(done, "done"), _whole(total, "total")
         if self._bar is None:
+            # what was done before the work started (a resumed ensemble's realizations) is the
+            # bar's initial count, not progress: the rate and ETA count only this run's work
             self._bar = tqdm(
-                total=total, unit=self._unit, delay=self._delay, file=sys.stderr, **_BAR_STYLE
+                total=total,
+                initial=done,
+                unit=self._unit,
+                delay=self._delay,
+                file=sys.stderr,
+                **_BAR_STYLE,
             )
+            self._done = done
         if self._bar.total != total:  # e.g. frames at --fps: fewer than records
             self._bar.total = total
         self._bar.update(done - self._done)

@@ -28,6 +28,7 @@ examples:
   workbench run falling_object -o falling.h5 --set c=0.2
   workbench ensemble random_box -n 200 -o box.h5 --workers 2
   workbench stats box.h5
+  workbench sensitivity sliding_block_random.yaml --output stop -n 1024 -o sb.h5
   workbench plot box.h5 --observer com --band 0.9
   workbench inspect falling.h5
   workbench plot falling.h5 --observer height -o height.png
@@ -59,8 +60,9 @@ COMMANDS: dict[str, str] = {
     "scenes": "list the shipped scenes",
     "replay": "replay a stored run in the PyBullet viewer",
     "reverse": "step a scene backward from its final state (reverse run)",
-    "markov": "contact-transition Markov model for reverse runs (train a table)",
+    "markov": "contact-transition Markov model for reverse runs (train; compare with forward runs)",
     "inverse": "inverse simulation under uncertainty: CDFs of unknown inputs (Du 2013 FORM)",
+    "sensitivity": "global sensitivity (Sobol', Morris) of a scene's outputs to its random inputs",
 }
 
 #: Commands that share a module: design and infer read the same inference spec.

@@ -1,5 +1,6 @@
 """``workbench markov train``: train the contact-transition table of the reverse stepper's Markov
-model (thin: parsing and output; the work is :func:`reverse.markov_training.train`)."""
+model (thin: parsing and output; the work is :func:`reverse.markov_training.train`);
+``workbench markov compare``: the plausibility measure of a table (:mod:`reverse.plausibility`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.markov import STATE_NAMES
+from reverse.markov import KINDS, STATE_NAMES
 from reverse.markov_training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
+from uncertainty.two_sample import DEFAULT_BINS
 from workbench.cli.common import (
     add_scene_arguments,
     check_count,
@@ -22,7 +24,7 @@ from workbench.cli.common import (
 )
 from workbench.errors import MarkovModelError, SceneError
 
-__all__ = ["add_markov_parser", "cmd_markov_train"]
+__all__ = ["add_markov_parser", "cmd_markov_train", "cmd_markov_compare"]
 
 DESCRIPTION = """\
 Contact-transition Markov model of backward runs (Twigg & James 2008 §4, Figs. 9-10).
@@ -32,6 +34,42 @@ examples:
                                                         its contact-state transitions
   workbench reverse SCENE --markov table.json ...       use the table backward
   workbench markov train markov_block -n 1000 --seed 2008 -o markov_block.json
+  workbench markov compare SCENE --table table.json -n 200 --seed 1 --workers 2 -o report
+                                                        how much backward runs with the table
+                                                        look like forward throws
+"""
+
+COMPARE_DESCRIPTION = """\
+The plausibility measure of a contact model: do backward runs from SCENE's state look like
+forward motion? Runs three samples of SCENE's one moving body: N forward PyBullet throws (the
+throw distribution of `workbench markov train`), N more (independent: the noise floor, what two
+samples of one law differ by), and N reverse runs from the scene's state with the --table, each
+turned to a random heading about the vertical (--no-heading: as the scene has it) and with its
+own hints if --hints gives a distribution or a script's hints(seed=...).
+
+Prints, per statistic (time to first liftoff, contact-state transitions, dwell time and share of
+steps per contact state, speed, angular speed and kinetic energy at the earliest state and their
+peaks), the medians, the total-variation distance forward vs backward (bins at quantiles of the
+forward samples) and forward vs forward (the floor), and their ratio; and a classifier
+two-sample test: the cross-validated accuracy of a logistic regression telling forward from
+backward runs by per-run features (0.5: chance; forward vs forward for reference). Writes
+OUT/plausibility.json (the numbers), OUT/sequences.png (contact-state sequences as in Twigg &
+James Fig. 9) and OUT/statistics.png (the histograms).
+
+--seed S gives each sample its own stream (SeedSequence(S, spawn_key=(k,))) and each run its own
+below that: the numbers and files are identical whatever --workers.
+
+A hints distribution is a hints file with ranges and random directions:
+
+  hints:
+    - body: block
+      slide: {direction: random, speed: {uniform: [0.0, 1.5]}}
+
+examples:
+  workbench markov compare markov_block --table markov_block -n 200 --seed 1 --workers 2 \\
+      -o block_plausibility
+  workbench markov compare my_shape.yaml --table my_shape.json --hints slides.hints.yaml \\
+      -n 200 --seed 1 --workers 2 -o my_shape_plausibility
 """
 
 TRAIN_DESCRIPTION = """\
@@ -42,12 +80,20 @@ P(state at t - dt | state at t) for drops to fewer contacts -- the only transiti
 step can cause -- with the counts, the landing speeds, and the command, seed, n and dt that
 produced it (JSON).
 
+That table is memoryless: a state's chance of dropping is the same however long the body
+has been in it. --kind semi-markov adds, from the same runs, the chance of a drop per step as a
+function of the time already spent in the state (dwell-time hazards), with the final rest
+modelled apart from the brief flat landings of a tumble, so that backward runs rest as long as
+forward ones before they lift off.
+
 Run i draws its throw from SeedSequence(seed, spawn_key=(i,)): the same seed writes the same
 bytes whatever --workers. Planes are 1 m thick boxes, as in the reverse stepper.
 
 examples:
   workbench markov train markov_block -n 1000 --seed 2008 --workers 2 \\
       -o data/markov_block.json
+  workbench markov train markov_block -n 1000 --seed 2008 --workers 2 --kind semi-markov \\
+      -o data/markov_block_semi.json
   workbench reverse markov_block --markov data/markov_block.json --seed 1 \\
       --duration 1.5 -o block_reverse.h5
 """
@@ -75,11 +121,69 @@ def add_markov_parser(sub) -> None:
     )
     tr.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     tr.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="plain",
+        help="plain: the Markov table of Twigg & James (memoryless); semi-markov: the same table "
+        "plus dwell-time hazards per contact state, the final rest apart (default plain)",
+    )
+    tr.add_argument(
         "--force",
         action="store_true",
         help=f"train even above the bound of {MAX_TRAIN_STEPS:,} steps in all",
     )
     tr.set_defaults(func=cmd_markov_train)
+    cp = msub.add_parser(
+        "compare",
+        help="how much backward runs with a table look like forward throws (plausibility)",
+        description=COMPARE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_scene_arguments(cp)  # SCENE, --set, --dt, --duration, -q
+    cp.add_argument(
+        "--table",
+        required=True,
+        metavar="TABLE",
+        help="contact-transition table (JSON from `workbench markov train`, or a shipped name)",
+    )
+    cp.add_argument("-n", type=int, default=200, help="runs per sample (default 200)")
+    cp.add_argument("--seed", type=int, help="seed entropy (default: fresh; printed and stored)")
+    cp.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    cp.add_argument(
+        "-o", "--output", help="folder to write the report to (default: <scene>_plausibility)"
+    )
+    cp.add_argument(
+        "--hints",
+        metavar="FILE",
+        help="hints (a file, maybe a distribution, or 'script' for the scene script's "
+        "hints(seed=...)) of the backward runs",
+    )
+    cp.add_argument(
+        "--no-heading",
+        dest="heading",
+        action="store_false",
+        help="keep the scene's heading in every backward run (default: a random turn about the "
+        "vertical per run)",
+    )
+    cp.add_argument(
+        "--bins",
+        type=int,
+        default=DEFAULT_BINS,
+        help=f"bins of the total-variation distances (default {DEFAULT_BINS})",
+    )
+    g = cp.add_argument_group("plausibility controls of the backward runs (workbench reverse)")
+    for name, what in (
+        ("--restitution-blend", "after an elastic collision, restitution 1 blended back over S s"),
+        ("--angular-damping", "backward angular damping rate, 1/s"),
+        ("--linear-damping", "backward linear damping rate, 1/s"),
+    ):
+        g.add_argument(name, type=float, default=0.0, metavar="X", help=f"{what} (0)")
+    cp.add_argument(
+        "--force",
+        action="store_true",
+        help="run even above the bounds on steps that refuse runs too long to be meant",
+    )
+    cp.set_defaults(func=cmd_markov_compare)
 
 
 def _no_subcommand(parser) -> int:
@@ -105,9 +209,10 @@ def cmd_markov_train(args) -> int:
     if not out.parent.is_dir():
         raise MarkovModelError(f"{out}: the directory {out.parent} does not exist")
     sets = "".join(f" --set {s}" for s in args.overrides)
+    kind = "" if args.kind == "plain" else f" --kind {args.kind}"  # plain: as before
     command = (
         f"workbench markov train {args.scene} -n {args.n} --seed {entropy} --dt {dt!r} "
-        f"--duration {duration!r}{sets}"
+        f"--duration {duration!r}{kind}{sets}"
     )
     t0 = time.perf_counter()
     with progress_bar(args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
@@ -121,6 +226,7 @@ def cmd_markov_train(args) -> int:
             workers=args.workers,
             command=command,
             progress=advance,
+            kind=args.kind,
         )
     wall = time.perf_counter() - t0
     try:
@@ -138,4 +244,135 @@ def cmd_markov_train(args) -> int:
         print("  t \\ t-dt " + "".join(f"{s:>10}" for s in STATE_NAMES))
         for i, name in enumerate(STATE_NAMES):
             print(f"  {name:>8} " + "".join(f"{x:10.5f}" for x in P[i]))
+        if model.hazards is not None:
+            dwell = ", ".join(
+                f"{kind} {STATE_NAMES[i]} {model.hazards.mean_dwell(kind, i):.3g} s"
+                for kind, i in sorted(model.hazards.tables)
+            )
+            print(f"mean dwell until a drop (semi-Markov): {dwell}")
+    return 0
+
+
+def cmd_markov_compare(args) -> int:
+    from reverse.hints import load_hint_distribution, script_takes_seed
+    from reverse.markov import load_model
+    from reverse.plausibility import format_table, measure
+    from reverse.run import check_reversible, plan_reverse_run
+    from reverse.sampling import RunVariation
+    from reverse.stepper import StepSettings
+    from workbench.figures.plausibility import plot_sequences, plot_statistics
+    from workbench.scene.catalog import find_data, find_hints
+
+    path, overrides, scene = load_scene_arguments(args)
+    body = thrown_body(scene)  # exactly one moving body, before any work
+    check_reversible(scene)
+    for name in ("dt", "duration"):
+        check_positive(name, getattr(args, name), what="number of seconds")
+    check_count("-n", args.n, "run")
+    check_seed(args.seed)
+    check_count("--workers", args.workers, "worker")
+    if args.n < 2:
+        raise SceneError("-n", "", f"expected at least 2 runs per sample, got {args.n}")
+    for name in ("restitution_blend", "angular_damping", "linear_damping"):
+        check_positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
+    if args.bins < 2:
+        raise SceneError("--bins", "", f"expected at least 2 bins, got {args.bins}")
+    dt = args.dt or scene.settings.dt
+    duration = args.duration or scene.settings.duration
+    problem = training_problem(2 * args.n, duration, dt)
+    if not problem:
+        option = "--dt" if args.dt else "--duration"
+        plan = plan_reverse_run(
+            duration, dt, len(scene.bodies), runs=args.n, held=args.workers, option=option
+        )
+        problem = plan.problem()
+    if problem and not args.force:
+        raise SceneError("--duration", "", f"{problem}; pass --force to run it anyway")
+    model = load_model(find_data(args.table, what="contact-transition table"))
+    variation = RunVariation(heading=args.heading)
+    hints_text = ""
+    if args.hints == "script":
+        if not script_takes_seed(path):
+            raise SceneError(
+                str(path), "hints", "the backward runs draw their hints: expected hints(seed=...)"
+            )
+        variation = RunVariation(heading=args.heading, script=str(path))
+        hints_text = "script: hints(seed=...)"
+    elif args.hints:
+        hints_path = find_hints(args.hints, path)
+        dist = load_hint_distribution(hints_path, scene.body_names)
+        variation = RunVariation(heading=args.heading, hints=dist)
+        hints_text = hints_path.read_text(encoding="utf-8")
+    entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
+    out = Path(args.output or f"{path.stem}_plausibility")
+    if out.exists() and not out.is_dir():
+        raise SceneError("-o", "", f"{out} exists and is not a folder")
+    if not out.parent.is_dir():
+        raise SceneError("-o", "", f"the folder {out.parent} does not exist")
+    t0 = time.perf_counter()
+    sets = "".join(f" --set {s}" for s in args.overrides)
+    settings = StepSettings(
+        dt,
+        restitution_blend=args.restitution_blend,
+        angular_damping=args.angular_damping,
+        linear_damping=args.linear_damping,
+    )
+    controls = "".join(
+        f" --{name.replace('_', '-')} {getattr(args, name)!r}"
+        for name in ("restitution_blend", "angular_damping", "linear_damping")
+        if getattr(args, name)
+    )
+    command = (
+        f"workbench markov compare {args.scene} --table {args.table} -n {args.n} --seed "
+        f"{entropy} --dt {dt!r} --duration {duration!r} --bins {args.bins}"
+        f"{'' if args.heading else ' --no-heading'}"
+        f"{f' --hints {args.hints}' if args.hints else ''}{controls}{sets}"
+    )
+    meta = {
+        "command": command,
+        "scene": path.name,
+        "body": scene.body_names[body],
+        "table": model.meta.get("command", ""),
+        "table_kind": model.kind,
+        "seed": int(entropy),
+        "n": int(args.n),
+        "dt": float(dt),
+        "duration": float(duration),
+        "heading": "random" if args.heading else "the scene's",
+        "hints": hints_text,
+        "reverse_settings": repr(settings),
+    }
+    with progress_bar(3 * args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
+        run = measure(
+            path,
+            model,
+            n=args.n,
+            seed=entropy,
+            dt=dt,
+            duration=duration,
+            overrides=tuple(overrides),
+            variation=variation,
+            options={"settings": settings},
+            workers=args.workers,
+            bins=args.bins,
+            meta=meta,
+            progress=advance,
+        )
+    result, samples = run.comparison, run.samples
+    wall = time.perf_counter() - t0
+    out.mkdir(exist_ok=True)
+    (out / "plausibility.json").write_text(result.to_json(), encoding="utf-8")
+    plot_sequences(
+        [r.states for r in samples["forward"]],
+        [r.states for r in samples["backward"] if r.status == "ok"],
+        dt,
+        out / "sequences.png",
+    )
+    plot_statistics(result.values, out / "statistics.png")
+    if not args.quiet:
+        print(format_table(result))
+        print(
+            f"wrote {out}/plausibility.json, sequences.png, statistics.png: 3 x {args.n} runs "
+            f"of {duration:g} s at dt = {dt:.6g} s in {wall:.1f} s, seed {entropy}"
+        )
     return 0

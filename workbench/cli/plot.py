@@ -27,6 +27,8 @@ examples:
   workbench plot box.h5 --observer com --realization 3   ensemble: one realization
   workbench plot box.h5 --param box/mass                 ensemble: PDF of a sampled parameter
   workbench plot box.h5 --param box/com                  ensemble: scatter of a 3-vector
+  workbench plot sb.h5 --sensitivity stop                Sobol' indices with intervals
+  workbench plot bs.h5 --sensitivity p_obs_acc.z         indices against time
 """
 
 
@@ -45,6 +47,12 @@ def add_plot_parser(sub) -> None:
         metavar="BODY/QUANTITY",
         help="ensembles: PDF of a sampled parameter (e.g. rb5/mass, rb5/G for "
         "tr(G)) or scatter of a 3-vector (rb5/com)",
+    )
+    what.add_argument(
+        "--sensitivity",
+        metavar="OUTPUT",
+        help="files of `workbench sensitivity`: the output's indices (bars with intervals, or "
+        "curves against time for an observer channel)",
     )
     pl.add_argument(
         "--band",
@@ -70,6 +78,10 @@ def cmd_plot(args) -> int:
     with TrajectoryStore.open(args.file) as store:
         is_ensemble = store.attrs.get("kind") == "ensemble"
     stem = Path(args.file).with_suffix("")
+    if args.sensitivity is not None:
+        out = Path(args.output or f"{stem}_{args.sensitivity}_sensitivity.png")
+        print(f"wrote {report.plot_sensitivity(args.file, args.sensitivity, out)}")
+        return 0
     if args.param is not None or (is_ensemble and args.realization == 0 and args.band != 0):
         if not is_ensemble:
             raise StoreError(f"{args.file}: --param/--band/--convergence need an ensemble file")

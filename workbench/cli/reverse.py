@@ -4,6 +4,7 @@ the work is :func:`reverse.run.run_reverse`)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections import Counter
@@ -12,7 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from reverse import run as reverse_run
-from reverse.hints import late_hints, load_hints, script_hints
+from reverse.hints import (
+    late_hints,
+    load_hint_distribution,
+    load_hints,
+    script_hints,
+    script_takes_seed,
+)
 from reverse.markov import load_model
 from reverse.run import (
     plan_reverse_run,
@@ -20,13 +27,15 @@ from reverse.run import (
     start_overlap,
     stitch_forward,
 )
-from reverse.sampling import sample_reverse_runs
+from reverse.sampling import RunVariation, sample_reverse_runs
 from reverse.stepper import StepSettings
+from reverse.verify import DEFAULT_BUDGET, DEFAULT_RADIUS
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
     check_positive,
     load_scene_arguments,
+    parse_overrides,
     progress_bar,
 )
 from workbench.ensemble.run import SceneRef
@@ -70,7 +79,22 @@ exceeds J joules.
 SeedSequence(seed, spawn_key=(i,)), so the result does not depend on the worker count), rejects
 those that fail, exceed --energy-limit or have failed LCPs, and keeps the --keep k with the lowest
 peak kinetic energy in one ensemble file (replay one with --realization i); every run's outcome
-and why it was rejected are in /sampling/outcomes.
+and why it was rejected are in /sampling/outcomes. Each sampled run may draw its own past:
+--heading random turns the moving bodies as one about the vertical by a random angle, a hints
+file may give ranges and random directions (a hints distribution:
+`slide: {direction: random, speed: {uniform: [0.0, 1.5]}}`), and --hints script calls the scene
+script's hints(seed=..., ...) with each run's own seed; these draws use
+SeedSequence(seed, spawn_key=(i, 1)).
+
+--duration defaults to the scene's settings.duration when the scene sets one.
+
+--verify refines each kept run's earliest state (its velocities, and its pose within
+--verify-radius M,DEG of the reverse run's) until PyBullet, played forward from it for the run's
+duration and then until it rests, comes to rest within --verify-tolerance M,DEG (default 1 cm,
+5 deg) of the final pose; at most --verify-budget PyBullet runs per run, seeded, in parallel
+over --workers. Per run, /verify/outcomes holds the status (refined / not refined), the
+residual position (m) and angle (deg), the PyBullet runs it took, and /verify/earliest the
+refined earliest state; the trajectory itself stays the reverse run's.
 
 --then-forward T appends T seconds of PyBullet forward simulation from the scene's state, so an
 intermediate frame becomes one trajectory: the reverse run leading to it, then the forward run
@@ -91,6 +115,10 @@ examples:
   workbench reverse my_scene.yaml --hints my_hints.yaml --duration 0.5 -o mine.h5
   workbench reverse markov_block --markov markov_block --duration 1 \\
       --samples 50 --keep 5 --workers 2 --energy-limit 20 --seed 1 -o block_runs.h5
+  workbench reverse markov_block --markov markov_block --samples 50 --heading random \\
+      --hints slides.hints.yaml --workers 2 --seed 1 -o block_pasts.h5
+  workbench reverse markov_block --markov markov_block --samples 50 --keep 5 --workers 2 \\
+      --seed 1 --verify -o verified_pasts.h5
   workbench reverse spelling_balls --hints script --duration 3 \\
       --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
 """
@@ -104,7 +132,9 @@ def add_reverse_parser(sub) -> None:
     )
     add_scene_arguments(rv, settings=False)  # SCENE and --set
     rv.add_argument(
-        "--duration", type=float, required=True, help="how far back to step, s (required)"
+        "--duration",
+        type=float,
+        help="how far back to step, s (default: the scene's settings.duration, if it sets one)",
     )
     rv.add_argument("-o", "--output", help="HDF5 file to write (default: <scene>_reverse.h5)")
     add_timestamp_argument(rv)
@@ -190,6 +220,40 @@ def add_reverse_parser(sub) -> None:
         "--workers", type=int, default=1, metavar="W", help="worker processes for --samples (1)"
     )
     m.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address for --samples")
+    m.add_argument(
+        "--heading",
+        choices=("scene", "random"),
+        default="scene",
+        help="with --samples: keep the scene's heading (default) or turn the moving bodies by a "
+        "random angle about the vertical in each run",
+    )
+    v = rv.add_argument_group("forward verification by PyBullet")
+    v.add_argument(
+        "--verify",
+        action="store_true",
+        help="refine each kept run's earliest state so that PyBullet, played forward from it, "
+        "comes to rest at the scene's pose; residuals and PyBullet runs in /verify/outcomes",
+    )
+    v.add_argument(
+        "--verify-budget",
+        type=int,
+        default=DEFAULT_BUDGET,
+        metavar="N",
+        help=f"most PyBullet forward runs per run ({DEFAULT_BUDGET})",
+    )
+    v.add_argument(
+        "--verify-tolerance",
+        default="0.01,5",
+        metavar="M,DEG",
+        help="rest pose tolerance: position m, angle degrees (0.01,5)",
+    )
+    v.add_argument(
+        "--verify-radius",
+        default=f"{DEFAULT_RADIUS[0]:g},{math.degrees(DEFAULT_RADIUS[1]):g}",
+        metavar="M,DEG",
+        help="how far the earliest pose may move: position m, angle degrees "
+        f"({DEFAULT_RADIUS[0]:g},{math.degrees(DEFAULT_RADIUS[1]):g})",
+    )
     rv.add_argument(
         "--then-forward",
         type=float,
@@ -208,6 +272,14 @@ def add_reverse_parser(sub) -> None:
 
 def cmd_reverse(args) -> int:
     path, overrides, scene = load_scene_arguments(args)
+    if args.duration is None:
+        if "duration" not in scene.settings.model_fields_set:
+            raise SceneError(
+                "--duration",
+                "",
+                "expected how far back to step, s (the scene sets no settings.duration)",
+            )
+        args.duration = scene.settings.duration
     for name in ("dt", "duration", "energy_limit", "then_forward"):
         check_positive(name.replace("_", "-"), getattr(args, name))
     for name in ("restitution_blend", "angular_damping", "linear_damping"):
@@ -223,21 +295,47 @@ def cmd_reverse(args) -> int:
             raise SceneError("--workers", "", f"expected at least 1, got {args.workers}")
         if args.then_forward:
             raise SceneError("--then-forward", "", "cannot be combined with --samples")
+    elif args.heading != "scene":
+        raise SceneError("--heading", "", "a random heading needs --samples")
+    args.verify_tolerance = _pair("--verify-tolerance", args.verify_tolerance)
+    args.verify_radius = _pair("--verify-radius", args.verify_radius)
+    if args.verify_budget < 1:
+        raise SceneError("--verify-budget", "", f"expected at least 1, got {args.verify_budget}")
+    if args.verify and args.then_forward:
+        raise SceneError("--verify", "", "cannot be combined with --then-forward")
     dt = args.dt or scene.settings.dt
     _check_size(args, scene, dt)
-    if args.hints == "script":
+    variation = None
+    if args.hints == "script" and args.samples is not None and script_takes_seed(path):
+        # each sampled run calls hints(seed=...) itself; check the script once here
+        hints, hints_text = script_hints(path, scene.parameters, scene.body_names, seed=0)
+        hints_text = f"# drawn per run by hints(seed=...); this is seed 0's\n{hints_text}"
+        hints_source = f"{path}: hints(seed=...)"
+        variation = RunVariation(script=str(path))
+    elif args.hints == "script":
         hints, hints_text = script_hints(path, scene.parameters, scene.body_names)
         hints_source = f"{path}: hints()"
     elif args.hints:
         hints_path = find_hints(args.hints, path)
-        hints = load_hints(hints_path, scene.body_names)
+        dist = load_hint_distribution(hints_path, scene.body_names)
+        if dist.is_random and args.samples is not None:
+            hints = dist.draw(np.random.default_rng(0))  # checks only: each run draws its own
+            variation = RunVariation(hints=dist)
+        else:
+            hints = load_hints(hints_path, scene.body_names)  # refuses drawn values
         hints_text = hints_path.read_text(encoding="utf-8")
         hints_source = str(hints_path)
     else:
         hints, hints_text, hints_source = [], "", ""
+    if args.heading == "random":
+        variation = RunVariation(
+            heading=True,
+            hints=variation.hints if variation else None,
+            script=variation.script if variation else None,
+        )
     n_steps = int(round(args.duration / dt))
     late = late_hints(hints, n_steps, dt)
-    if late:
+    if late and variation is None:
         first = min(late, key=lambda h: h.at)
         print(
             f"workbench reverse: warning: {hints_source}: {len(late)} hint(s) act after the last "
@@ -276,11 +374,84 @@ def cmd_reverse(args) -> int:
         "reverse_settings": repr(settings),
         **({"markov_table": markov.to_json()} if markov is not None else {}),
         **({"energy_limit": args.energy_limit} if args.energy_limit else {}),
+        **({"sample_heading": args.heading} if args.samples is not None else {}),
     }
     out = Path(args.output or f"{path.stem}_reverse.h5")
     if args.samples is not None:
-        return _sample(args, path, overrides, scene, options, attrs, out)
+        if variation is not None:
+            options["hints"] = []  # each run draws its own
+        return _sample(args, path, overrides, scene, options, attrs, out, variation)
     return _single(args, path, scene, options, attrs, out)
+
+
+def _pair(option: str, text: str) -> tuple[float, float]:
+    """``"M,DEG"`` as (m, rad); a one-line error unless two positive numbers."""
+    try:
+        a, b = (float(x) for x in str(text).split(","))
+    except ValueError:
+        raise SceneError(
+            option, "", f"expected two numbers M,DEG (e.g. 0.01,5), got {text!r}"
+        ) from None
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        raise SceneError(option, "", f"expected two positive numbers M,DEG, got {text!r}")
+    return a, math.radians(b)
+
+
+def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, dict]:
+    """Refine the kept runs' earliest states (:func:`reverse.verify.verify_runs`); the datasets,
+    their attributes and the root attributes to store, and a summary printed unless quiet."""
+    from reverse.verify import verify_dataset_attrs, verify_runs, verify_states, verify_table
+
+    ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
+    done = [0]
+    workers = 1 if args.samples is None else args.workers
+    scheduler = None if args.samples is None else args.scheduler
+    with progress_bar(len(runs), "verified", quiet=args.quiet) as advance:
+
+        def count(outcome) -> None:
+            done[0] += 1
+            if advance is not None:
+                advance(done[0], len(runs))
+
+        t0 = time.perf_counter()
+        outcomes = verify_runs(
+            ref,
+            runs,
+            entropy=entropy,
+            budget=args.verify_budget,
+            tolerance=args.verify_tolerance,
+            radius=args.verify_radius,
+            workers=workers,
+            scheduler=scheduler,
+            progress=count,
+        )
+        wall = time.perf_counter() - t0
+    table = verify_table(outcomes)
+    datasets = {"verify/outcomes": table, "verify/earliest": verify_states(outcomes)}
+    attrs = {
+        "verify_budget": args.verify_budget,
+        "verify_tolerance": [args.verify_tolerance[0], math.degrees(args.verify_tolerance[1])],
+        "verify_radius": [args.verify_radius[0], math.degrees(args.verify_radius[1])],
+        "verify_entropy": str(entropy),
+        "verified_runs": int(np.sum(table["status"] == b"refined")),
+    }
+    if not args.quiet:
+        n_ok = attrs["verified_runs"]
+        runs_total = int(np.sum(table["pybullet_runs"]))
+        print(
+            f"forward verification: {n_ok} of {len(outcomes)} run(s) refined to rest within "
+            f"{args.verify_tolerance[0]:g} m and {math.degrees(args.verify_tolerance[1]):g} deg "
+            f"of the final pose; {runs_total} PyBullet runs in {wall:.1f} s "
+            f"({runs_total / max(len(outcomes), 1):.1f} per run)"
+        )
+        for row in table:
+            print(
+                f"  run {row['run']}: {row['status'].decode()}, residual "
+                f"{row['residual_position']:.4g} m, {row['residual_angle']:.3g} deg after "
+                f"{row['pybullet_runs']} PyBullet runs (reverse state: "
+                f"{row['initial_position']:.3g} m, {row['initial_angle']:.3g} deg)"
+            )
+    return datasets, verify_dataset_attrs(), attrs
 
 
 def _check_size(args, scene, dt) -> None:
@@ -321,6 +492,14 @@ def _single(args, path, scene, options, attrs, out) -> int:
         traj = stitch_forward(traj, scene, args.then_forward, options["dt"])
         attrs["forward_from"] = float(result.trajectory.time[-1])
     wall = time.perf_counter() - t0
+    datasets, described = {"reverse/islands": result.island_log}, {}
+    if args.verify and traj.status == "ok":
+        entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
+        more, described, more_attrs = _verify(
+            args, path, parse_overrides(args), [(0, traj)], entropy, scene
+        )
+        datasets.update(more)
+        attrs.update(more_attrs)
     write_trajectory(
         out,
         traj,
@@ -328,7 +507,8 @@ def _single(args, path, scene, options, attrs, out) -> int:
         scene_json=scene_to_json(scene),
         seed_entropy=args.seed,
         extra_attrs=attrs,
-        extra_datasets={"reverse/islands": result.island_log},
+        extra_datasets=datasets,
+        extra_dataset_attrs=described or None,
         timestamp=args.timestamp,
     )
     failed = int(np.sum(traj.diagnostics["lcp_failed"]))
@@ -359,7 +539,7 @@ def _single(args, path, scene, options, attrs, out) -> int:
     return 0
 
 
-def _sample(args, path, overrides, scene, options, attrs, out) -> int:
+def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -> int:
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())))
     done = [0]
     with progress_bar(args.samples, "runs", quiet=args.quiet) as advance:
@@ -378,6 +558,7 @@ def _sample(args, path, overrides, scene, options, attrs, out) -> int:
             workers=args.workers,
             scheduler=args.scheduler,
             progress=count,
+            variation=variation,
         )
     table = result.table()
     if not result.kept:
@@ -391,6 +572,11 @@ def _sample(args, path, overrides, scene, options, attrs, out) -> int:
     datasets = {"sampling/outcomes": table}
     for r, (_, _, log) in enumerate(result.kept):
         datasets[f"reverse/islands_{r}"] = log
+    described, verified = {}, {}
+    if args.verify:
+        runs = [(o.index, traj) for o, traj, _ in result.kept]
+        more, described, verified = _verify(args, path, overrides, runs, result.entropy, scene)
+        datasets.update(more)
     with TrajectoryStore.create(
         out,
         StoreSchema.from_trajectory(first),
@@ -405,8 +591,10 @@ def _sample(args, path, overrides, scene, options, attrs, out) -> int:
             "reverse_duration": float(first.time[-1]),
             "samples": args.samples,
             "kept_runs": ",".join(str(o.index) for o, _, _ in result.kept),
+            **verified,
         },
         extra_datasets=datasets,
+        extra_dataset_attrs=described or None,
     ) as store:
         store.write_many((r, traj) for r, (_, traj, _) in enumerate(result.kept))
     if not args.quiet:

@@ -1,7 +1,8 @@
 """Summarise an ensemble: realizations and failures, sampled parameters (mean, std, cv), and per
 observer the peaks of the nominal and mean responses, the widest confidence band and the
-mean-square convergence. A file holding one run (`workbench run`, `workbench reverse`) is
-refused: `workbench inspect` describes it.
+mean-square convergence; the indices of `workbench sensitivity` when the file has them. A file
+holding one run (`workbench run`, `workbench reverse`) is refused: `workbench inspect`
+describes it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ examples:
   workbench stats box.h5
   workbench stats box.h5 --band 0.95 --json
   workbench plot box.h5 --observer com --band 0.9
+  workbench stats sb.h5                   with the indices of `workbench sensitivity`
 """
 
 
@@ -74,6 +76,10 @@ def cmd_stats(args) -> int:
                         f"  {label:<28} {st['mean']:>12.6g} {st['std']:>12.6g} "
                         f"{st['cv']:>8.3f} {st['min']:>12.6g} {st['max']:>12.6g}"
                     )
+    from workbench.ensemble.report import sensitivity_lines
+
+    for line in sensitivity_lines(args.file):
+        print(line)
     if info["observers_without_finite_records"]:
         names = ", ".join(info["observers_without_finite_records"])
         print(f"observers without a finite record in any realization: {names}")

@@ -37,8 +37,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_dask_cluster(n_workers: int = 2, *, timeout: float = 60.0, env=None) -> Iterator[str]:
+def local_dask_cluster(
+    n_workers: int = 2, *, timeout: float = 60.0, env=None, dashboard: str | None = None
+) -> Iterator[str]:
     """Run a scheduler and ``n_workers`` single-threaded workers; yield the scheduler address.
+
+    ``dashboard``: ``HOST:PORT`` of the scheduler's dashboard (none by default; it needs
+    ``bokeh``).
 
     Raises
     ------
@@ -55,8 +60,12 @@ def local_dask_cluster(n_workers: int = 2, *, timeout: float = 60.0, env=None) -
     try:
         procs.append(
             subprocess.Popen(
-                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
-                + LOCAL_HTTP,
+                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+                + (
+                    ["--no-dashboard", *LOCAL_HTTP]
+                    if dashboard is None
+                    else ["--dashboard", "--dashboard-address", dashboard]
+                ),
                 **quiet,
             )
         )
@@ -73,6 +82,9 @@ def local_dask_cluster(n_workers: int = 2, *, timeout: float = 60.0, env=None) -
                         "--no-dashboard",
                         "--host",
                         "127.0.0.1",
+                        # imports before the first task, not in it (docs/ensembles.md)
+                        "--preload",
+                        "workbench.ensemble.preload",
                         *LOCAL_HTTP,
                     ],
                     **quiet,

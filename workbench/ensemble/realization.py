@@ -7,6 +7,15 @@ mass M, its initial centre of mass R0 and its matrix G. M, R0 and G are independ
 J = M (tr(Z) I − Z), Z = L̲ᵀ G L̲, L̲ᵀL̲ = Z̲ = (tr(J̲)/2 I − J̲)/m̲ (Eq. 32, 34, 36, 37), so E[J] = J̲
 when E[M] = m̲ and E[G] = I.
 
+Design-driven realizations (global sensitivity, ``workbench sensitivity``): instead of a generator,
+realization i takes its inputs from row i of a design on the unit hypercube
+(:func:`design_columns` lists the columns, :func:`realization_from_row` maps a row). A random
+parameter goes through its law's inverse CDF; a body's mass through the Gamma inverse CDF
+(Eq. 17); a centre of mass on a box through the inverse CDFs of its three truncated exponentials
+(Eq. 20: three columns); a centre of mass on a ball or hull and a matrix G, sampled by
+Metropolis-Hastings, from a generator seeded by their one design coordinate
+(``uncertainty.sensitivity.seeded_generator``, which explains why the law is unchanged).
+
 References
 ----------
 .. [1] A. Batou, C. Soize, Rigid multibody system dynamics with uncertain rigid bodies,
@@ -23,7 +32,16 @@ import numpy as np
 from workbench.scene.bodies import shape_hull_vertices
 from workbench.scene.model import PARAMETERS_GROUP, Body, Scene
 
-__all__ = ["Realization", "sample_realization", "nominal_realization", "CALIBRATION_SEED"]
+__all__ = [
+    "Realization",
+    "sample_realization",
+    "nominal_realization",
+    "CALIBRATION_SEED",
+    "DesignColumn",
+    "design_columns",
+    "realization_from_row",
+    "parameters_from_row",
+]
 
 #: Seed of the bounded-G calibration (Eq. 42-43 of [1]). Calibration depends only on the model's
 #: constants, so every worker computes the same μ and C_G from this fixed seed.
@@ -76,6 +94,136 @@ def sample_realization(scene: Scene, rng: np.random.Generator) -> Realization:
             real.params[f"{body.name}/G"] = drawn.pop("G")
         real.mass_overrides[body.name] = drawn
     return real
+
+
+@dataclass(frozen=True)
+class DesignColumn:
+    """One column of a design on the unit hypercube.
+
+    Attributes
+    ----------
+    name : str
+        ``<parameter>``, ``<body>.mass``, ``<body>.com.x|y|z`` (box), ``<body>.com`` (ball,
+        hull: one seeding coordinate), ``<body>.inertia`` (one seeding coordinate).
+    kind : str
+        ``parameter``, ``mass``, ``com`` or ``inertia``.
+    owner : str
+        The parameter's or the body's name.
+    """
+
+    name: str
+    kind: str
+    owner: str
+
+    @property
+    def part(self) -> str:
+        """The input this column belongs to: ``mu``, ``Rb5.mass``, ``Rb5.com``, ``Rb5.inertia``."""
+        return self.owner if self.kind == "parameter" else f"{self.owner}.{self.kind}"
+
+
+def design_columns(scene: Scene) -> list[DesignColumn]:
+    """The design columns of ``scene``, in the draw order of the module docstring."""
+    cols = [DesignColumn(name, "parameter", name) for name in scene.parameter_distributions]
+    for body in scene.uncertain_bodies:
+        u = body.uncertainty
+        if u.mass is not None:
+            cols.append(DesignColumn(f"{body.name}.mass", "mass", body.name))
+        if u.com is not None:
+            if u.com.domain == "box":
+                cols += [DesignColumn(f"{body.name}.com.{a}", "com", body.name) for a in "xyz"]
+            else:
+                cols.append(DesignColumn(f"{body.name}.com", "com", body.name))
+        if u.inertia is not None:
+            cols.append(DesignColumn(f"{body.name}.inertia", "inertia", body.name))
+    return cols
+
+
+def realization_from_row(scene: Scene, row: np.ndarray, entropy: int) -> Realization:
+    """The realization whose inputs are the design ``row`` (one value in [0, 1) per column of
+    :func:`design_columns`), mapped as the module docstring says; ``entropy`` seeds the
+    Metropolis-Hastings laws together with their coordinate."""
+
+    columns = design_columns(scene)
+    row = np.asarray(row, dtype=float)
+    if row.shape != (len(columns),):
+        raise ValueError(f"expected a design row of {len(columns)} values, got shape {row.shape}")
+    at = {c.name: (k, float(row[k])) for k, c in enumerate(columns)}
+    real = parameters_from_row(scene, row)
+    for body in scene.uncertain_bodies:
+        drawn = _body_from_row(body, at, entropy, scene.base_dir)
+        if "G" in drawn:
+            real.params[f"{body.name}/G"] = drawn.pop("G")
+        real.mass_overrides[body.name] = drawn
+    return real
+
+
+def parameters_from_row(scene: Scene, row: np.ndarray) -> Realization:
+    """The random parameters of :func:`realization_from_row` alone (their columns come first):
+    each through its law's inverse CDF."""
+    from uncertainty import sensitivity as gsa
+
+    real = Realization()
+    for k, (name, dist) in enumerate(scene.parameter_distributions.items()):
+        value = float(_frozen(_law_key(dist)).ppf(gsa.open_unit(row[k])))
+        real.values[name] = value
+        real.params[f"{PARAMETERS_GROUP}/{name}"] = np.array(value)
+    return real
+
+
+def _body_from_row(body: Body, at: dict, entropy: int, base_dir: str | None) -> dict:
+    from uncertainty import random_body as rb
+    from uncertainty import sensitivity as gsa
+
+    props = body.mass_properties
+    u = body.uncertainty
+    m_bar = props.mass
+    J_bar = props.inertia_matrix
+    com = np.asarray(props.com, dtype=float)
+    mass = m_bar
+    if u.mass is not None:  # Eq. (17): Gamma inverse CDF
+        mass = float(gsa.gamma_quantile(at[f"{body.name}.mass"][1], m_bar, u.mass.dispersion))
+    if u.com is not None:
+        domain = _com_domain(body, base_dir)
+        if u.com.domain == "box":  # Eq. (20) on a box: one inverse CDF per axis
+            lam = _com_lambda(_key(domain.center), _key(domain.size), _key(com))
+            coords = [at[f"{body.name}.com.{a}"][1] for a in "xyz"]
+            com = gsa.box_com_quantile(coords, domain.center, domain.size, lam)
+        else:
+            k, coord = at[f"{body.name}.com"]
+            com = np.asarray(
+                rb.sample_com(gsa.seeded_generator(coord, entropy, k), domain, com), dtype=float
+            )
+    drawn = {}
+    if u.inertia is None:
+        inertia = J_bar * (mass / m_bar)  # G = I (Eq. 32), as in sample_body
+    else:
+        k, coord = at[f"{body.name}.inertia"]
+        G = _sample_g(body, gsa.seeded_generator(coord, entropy, k), base_dir)
+        inertia = np.asarray(rb.inertia_from_g(G, rb.nominal_z(J_bar, m_bar), mass), dtype=float)
+        drawn["G"] = G
+    return {"mass": mass, "com": com, "inertia": inertia, **drawn}
+
+
+def _law_key(dist) -> tuple:
+    return tuple(sorted(dist.model_dump(exclude_none=True).items()))
+
+
+@functools.lru_cache(maxsize=256)
+def _frozen(key: tuple):
+    """The scipy law of a parameter distribution (cached: freezing one costs ~1 ms, more than
+    the rest of a design row's mapping)."""
+    from uncertainty.distributions import make_distribution
+
+    return make_distribution(dict(key))
+
+
+@functools.lru_cache(maxsize=16)
+def _com_lambda(center: tuple, size: tuple, r0: tuple) -> np.ndarray:
+    """λ_r of Eq. (21)-(22) of [1] on a box (cached: a root search per axis)."""
+    from uncertainty import random_body as rb
+
+    lam, _ = rb.com_multipliers(rb.BoxDomain(np.array(center), np.array(size)), np.array(r0))
+    return lam
 
 
 def sample_body(body: Body, rng: np.random.Generator, base_dir: str | None = None) -> dict:

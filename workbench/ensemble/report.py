@@ -18,6 +18,7 @@ from workbench.ensemble.statistics import (
     mean_square_convergence,
     summarize_samples,
 )
+from workbench.ensemble.streaming import observer_statistics
 from workbench.errors import StoreError
 from workbench.store import TrajectoryStore
 
@@ -26,6 +27,9 @@ __all__ = [
     "plot_ensemble_observer",
     "plot_parameter",
     "plot_ensemble_convergence",
+    "sensitivity_summary",
+    "sensitivity_lines",
+    "plot_sensitivity",
 ]
 
 
@@ -105,18 +109,14 @@ def ensemble_summary(path, p_c: float = 0.9) -> dict:
                 params[key] = [summarize_samples(arr[:, j]) for j in range(3)]
         out["params"] = params
         nominal = store.read_nominal()
-        time = store.schema.time
         observers = {}
         no_records = []
-        for name in store.schema.observer_info:
-            Y, info = _observer(store, name)
-            try:
-                mean = mean_response(Y)
-                lo, hi = confidence_band(Y, p_c)
+        for name, info in store.schema.observer_info.items():
+            try:  # streamed in time windows: memory bounded whatever the number of realizations
+                mean, lo, hi, conv = observer_statistics(store, f"observers/{name}", p_c)
             except ValueError:  # no realization has finite records
                 no_records.append(name)
                 continue
-            conv = mean_square_convergence(Y, time)
             spread = len(conv) >= 2  # realizations with finite records
             rows = []
             for j, comp in enumerate(info["components"]):
@@ -139,7 +139,86 @@ def ensemble_summary(path, p_c: float = 0.9) -> dict:
             }
         out["observers"] = observers
         out["observers_without_finite_records"] = no_records
+    out["sensitivity"] = sensitivity_summary(path)
     return out
+
+
+def sensitivity_summary(path) -> dict:
+    """The indices stored by ``workbench sensitivity`` (``/sensitivity/<output>``), JSON-ready:
+    per output its method, inputs and, per index, one value per input (time-resolved outputs:
+    the generalized Sobol' indices, and the number of times); empty when there are none."""
+    from workbench.store.sensitivity import read_sensitivity
+
+    out = {}
+    for name, (data, attrs) in read_sensitivity(path).items():
+        inputs = list(attrs.get("inputs", []))
+        row: dict = {"method": attrs.get("method"), "kind": attrs.get("kind"), "inputs": inputs}
+        if attrs.get("kind") == "time_resolved":
+            row["n_times"] = int(len(data.get("time", ())))
+            keys = ("S1_generalized", "ST_generalized")
+            if "variance" in data and np.any(data["variance"] > 0):
+                k = int(np.argmax(data["variance"]))
+                row["peak_time"] = float(data["time"][k])
+                for key in ("S1", "ST", "S1_conf", "ST_conf"):
+                    row[f"{key}_at_peak"] = [
+                        None if not np.isfinite(v) else float(v) for v in data[key][k]
+                    ]
+        elif attrs.get("method") == "morris":
+            keys = ("mu_star", "mu_star_conf", "sigma")
+        else:
+            keys = ("S1", "S1_conf", "ST", "ST_conf")
+        for key in keys:
+            if key in data:
+                row[key] = [None if not np.isfinite(v) else float(v) for v in data[key]]
+        out[name] = row
+    return out
+
+
+def sensitivity_lines(path) -> list[str]:
+    """``workbench stats``' table of the stored indices (one line per output and input)."""
+    lines = []
+    for name, row in sensitivity_summary(path).items():
+        if row["kind"] == "time_resolved":
+            head = ("S1_generalized", "ST_generalized")
+            title = f"{name} ({row['method']}, {row['n_times']} times; variance-weighted)"
+        elif row["method"] == "morris":
+            head = ("mu_star", "mu_star_conf", "sigma")
+            title = f"{name} (Morris screening; per unit of the design coordinate)"
+        else:
+            head = ("S1", "S1_conf", "ST", "ST_conf")
+            title = f"{name} (Sobol'; _conf: half-width of the 95% bootstrap interval)"
+        if "peak_time" in row:
+            head = (*head, "S1_at_peak", "ST_at_peak")
+            title += f"; at_peak: t = {row['peak_time']:.6g} s, where the variance is largest"
+        width = max([len(i) for i in row["inputs"]] + [5])
+        lines.append(f"sensitivity of {title}:")
+        lines.append(f"  {'input':<{width}} " + " ".join(f"{h:>14}" for h in head))
+        for j, inp in enumerate(row["inputs"]):
+            cells = []
+            for h in head:
+                v = row.get(h, [None] * len(row["inputs"]))[j]
+                cells.append(f"{'-':>14}" if v is None else f"{v:>14.4f}")
+            lines.append(f"  {inp:<{width}} " + " ".join(cells))
+    return lines
+
+
+def plot_sensitivity(path, output: str, out) -> Path:
+    """Bar chart of an output's indices with their intervals, or its indices against time for a
+    time-resolved output (:mod:`workbench.figures.sensitivity`); returns the written path."""
+    from workbench.figures.sensitivity import plot_index_bars, plot_index_curves  # matplotlib
+    from workbench.store.sensitivity import read_sensitivity
+
+    results = read_sensitivity(path)
+    if output not in results:
+        have = ", ".join(results) or "none (run `workbench sensitivity`)"
+        raise StoreError(f"{path}: no sensitivity results for '{output}'; the file has {have}")
+    data, attrs = results[output]
+    inputs = list(attrs.get("inputs", []))
+    if attrs.get("kind") == "time_resolved":
+        return plot_index_curves(
+            data, inputs, output, out, method=str(attrs.get("method")), unit=attrs.get("unit", "")
+        )
+    return plot_index_bars(data, inputs, output, out, method=str(attrs.get("method")))
 
 
 def plot_ensemble_observer(path, name: str, out, p_c: float = 0.9) -> Path:

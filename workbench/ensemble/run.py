@@ -1,21 +1,26 @@
 """Monte Carlo ensembles of a scene, run serially, on a process pool or on a Dask cluster, into
-one HDF5 store.
+one HDF5 store (``docs/ensembles.md``).
 
 Reproducibility: realization ``i`` draws everything random from
 ``numpy.random.Generator(PCG64(SeedSequence(entropy, spawn_key=(i,))))`` (equal to
-``SeedSequence(entropy).spawn(n)[i]``, see docs/architecture.md), and every worker rebuilds its
-PyBullet world from scratch for each realization, which is bit-reproducible. So the stored
-datasets are bit-identical whatever the executor, the number of workers and the order in which
-realizations finish.
+``SeedSequence(entropy).spawn(n)[i]``, see docs/architecture.md), and a worker rebuilds its
+PyBullet world for each realization (``Engine.rebuild``, bit-identical to a fresh engine). So
+the stored datasets are bit-identical whatever the executor, the number of workers, the task
+sizes and the order in which tasks finish.
 
-Crash safety: only this (driver) process writes; workers return arrays. Realizations are
-written in batches, each with the store's two-phase flush, so a killed ensemble leaves a
-readable file and ``resume=True`` runs only the realizations not marked completed, after checking
-that they would equal those of the interrupted run (resolved scene, scene text, ``n``, seed and
-the code versions of :data:`PROVENANCE_ATTRS`). One driver at a time writes a file
+Tasks: consecutive realizations worth :data:`TASK_SECONDS` each (:func:`run_chunk`); a worker
+keeps the scene of the :class:`Recipe` and its engine across tasks, and returns its
+realizations checked and packed, their chunks already compressed
+(:class:`~workbench.store.schema.PackedRows`).
+
+Crash safety: only this (driver) process writes, the bytes the workers made. Realizations are
+written in index order, in batches, each with the store's two-phase flush, so a killed ensemble
+leaves a readable file and ``resume=True`` runs only the realizations not marked completed, after
+checking that they would equal those of the interrupted run (resolved scene, scene text, ``n``,
+seed and the code versions of :data:`PROVENANCE_ATTRS`). One driver at a time writes a file
 (:class:`~workbench.ensemble.lock.OutputLock`), and pool workers end with their driver, however
-it ends (``_die_with_driver``). A realization that raises or goes non-finite is stored with its
-status and message and does not stop the ensemble.
+it ends (:mod:`~workbench.ensemble.executors`). A realization that raises or goes non-finite is
+stored with its status and message and does not stop the ensemble.
 """
 
 from __future__ import annotations
@@ -24,20 +29,23 @@ import concurrent.futures as cf
 import contextlib
 import hashlib
 import json
-import os
-import re
-import select
-import signal
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workbench.ensemble.executors import (
+    IN_FLIGHT_PER_WORKER,
+    LOCAL_SCHEDULER,
+    auto_workers,
+    bounded_map,
+    check_scheduler_address,
+    executor_for,
+    in_process,
+)
 from workbench.errors import WorkbenchError
 from workbench.sim.state import Trajectory
 
@@ -48,47 +56,51 @@ __all__ = [
     "run_realization",
     "realization_rng",
     "NOMINAL_INDEX",
+    "IN_FLIGHT_PER_WORKER",
     "executor_for",
     "bounded_map",
     "check_scheduler_address",
     "PROVENANCE_ATTRS",
+    "Sampler",
+    "Recipe",
+    "run_chunk",
+    "worker_ready",
+    "LOCAL_SCHEDULER",
+    "auto_workers",
 ]
 
 #: Index passed to :func:`run_realization` for the nominal (deterministic) run.
 NOMINAL_INDEX = -1
 
-#: Tasks kept in flight per worker: enough to hide scheduling latency, few enough that a huge
-#: ensemble does not hold all its pending results in memory.
-IN_FLIGHT_PER_WORKER = 4
-
 #: Finished realizations are written in batches (:class:`~workbench.store.BatchWriter`) with one
 #: two-phase flush each: two flushes cost ≈ 5 ms, more than a cheap realization (measured: 56 s
 #: instead of 36 s for 4250 realizations of random_box written one by one). A batch is written at
-#: WRITE_BATCH realizations or after WRITE_SECONDS, so a killed run loses at most that much work.
+#: WRITE_BATCH realizations (cut at the same places whatever the tasks) or after WRITE_SECONDS, so
+#: a killed run loses at most that much work; the flushes cost ≈ 2% of a random_box realization.
 WRITE_BATCH = 32
 WRITE_SECONDS = 2.0
 
-#: Seconds to wait for a Dask scheduler to answer: a scheduler on a LAN answers in milliseconds,
-#: and a user who mistyped an address should hear so in seconds, not after distributed's 30 s.
-CONNECT_TIMEOUT_SECONDS = 10.0
+#: Work per task, s: a task runs this long's worth of consecutive realizations (from the measured
+#: time per realization), so the executor's cost per task (≈ 2 ms on Dask, ≈ 1 ms to pickle a
+#: pool task's results) is < 1% of it, and the progress bar and a kill lose at most this much.
+TASK_SECONDS = 0.5
 
-#: What a ``--scheduler`` address must look like (distributed's ``[protocol://]host:port``):
-#: checked before anything runs, so "notaurl" fails at once instead of after a connect timeout.
-_SCHEDULER_ADDRESS = re.compile(
-    r"^(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?"
-    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
-    r":(?P<port>[0-9]{1,5})$"
-)
+#: Realizations per task at most: bounds what a task holds in memory (≈ 20 kB per realization
+#: of random_box, compressed) for realizations of micro-seconds.
+MAX_TASK_REALIZATIONS = 1024
+
+#: Tasks waiting for the writer thread of a serial run: one being written, one queued.
+SINK_QUEUE = 2
+
+#: Near the end, a task holds at most 1/TAIL_SPLIT of each worker's share of what is left, so
+#: the workers finish together (guided scheduling): the last tasks are short.
+TAIL_SPLIT = 4
 
 #: Root attributes that, with the resolved scene (``scene_json``), ``n_realizations``,
 #: ``seed_entropy`` and ``workbench_version``, decide the bits of a realization; ``--resume``
 #: refuses a file whose values differ from this run's. numpy and scipy draw the random inputs,
 #: PyBullet integrates them.
 PROVENANCE_ATTRS = ("scene_sha256", "pybullet_version", "numpy_version", "scipy_version")
-
-#: Seconds between checks that the driver is alive, in pool workers where ``os.pidfd_open`` is
-#: missing (not Linux >= 5.3): an orphan lingers at most this long.
-WATCH_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,10 @@ class SceneRef:
         return hashlib.sha256(repr((self, text)).encode() + text).hexdigest()
 
 
+#: Draws realization ``i`` of a scene from the run's seed entropy:
+#: ``sampler(scene, entropy, i) -> Realization``; must be picklable (it travels to the workers).
+Sampler = Callable[[Any, int, int], Any]
+
 _SCENES: dict[str, Any] = {}
 _ENGINE: list = []  # this process's PyBullet engine (one per worker process, made lazily)
 
@@ -142,36 +158,113 @@ def realization_rng(entropy: int, i: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(i,))))
 
 
-def run_realization(ref: SceneRef, entropy: int, i: int) -> tuple[int, Trajectory, float]:
+def run_realization(
+    ref: SceneRef, entropy: int, i: int, sampler: Sampler | None = None
+) -> tuple[int, Trajectory, float]:
     """Run realization ``i`` (or the nominal run for ``i = NOMINAL_INDEX``) in this process.
+
+    ``sampler(scene, entropy, i)`` draws realization ``i`` (``None``:
+    :func:`~workbench.ensemble.realization.sample_realization` with :func:`realization_rng`);
+    the nominal run is always :func:`~workbench.ensemble.realization.nominal_realization`.
+    The process keeps its PyBullet engine across realizations (``Engine.rebuild`` gives each
+    the world a fresh one would: the determinism tests compare with fresh processes).
 
     Returns ``(i, trajectory, seconds)``. A failure is returned, not raised: the trajectory then
     has no records and ``status="error"`` with the exception in ``message``.
     """
+    t0 = time.perf_counter()
+    traj = _run_one(ref.load(), ref.force, entropy, i, sampler)
+    return i, traj, time.perf_counter() - t0
+
+
+def _run_one(scene, force: bool, entropy: int, i: int, sampler: Sampler | None) -> Trajectory:
     # PyBullet and the scene model load in the process that runs realizations, not on import
     from workbench.ensemble.realization import nominal_realization, sample_realization
     from workbench.sim.engine import Engine
     from workbench.sim.forward import run_scene
 
-    t0 = time.perf_counter()
-    scene = ref.load()
     params: dict[str, np.ndarray] = {}
     try:
         if i == NOMINAL_INDEX:
             real = nominal_realization(scene)
-        else:
+        elif sampler is None:
             real = sample_realization(scene, realization_rng(entropy, i))
+        else:
+            real = sampler(scene, entropy, i)
         params = real.params
         realized = scene.with_parameters(real.values) if real.values else scene
         if not _ENGINE:
             _ENGINE.append(Engine(realized, mass_overrides=real.mass_overrides))
         traj = run_scene(
-            realized, engine=_ENGINE[0], mass_overrides=real.mass_overrides, force=ref.force
+            realized, engine=_ENGINE[0], mass_overrides=real.mass_overrides, force=force
         )
         traj.params.update(params)
     except Exception as exc:  # recorded in the file; the ensemble goes on
         traj = _failed(scene, params, f"{type(exc).__name__}: {exc}")
-    return i, traj, time.perf_counter() - t0
+    return traj
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything a worker needs to run realizations of an ensemble; shipped with each task.
+
+    Attributes
+    ----------
+    scene : Scene
+        The resolved scene (a few kB pickled): workers need no scene file, only the mesh files
+        it names, if any.
+    scene_key : str
+        Digest of the resolved scene: workers keep the scene they unpickled under it.
+    force : bool
+    entropy : int
+    schema : StoreSchema
+        What the store holds: results are checked and packed in the worker.
+    filters : ChunkFilters or None
+        The store's chunk filters, applied in the worker (None: rows shipped as arrays).
+    sampler : callable or None
+        ``sampler(scene, entropy, i) -> Realization``; None: the scene's own law.
+    """
+
+    scene: Any
+    scene_key: str
+    force: bool
+    entropy: int
+    schema: Any
+    filters: Any = None
+    sampler: Sampler | None = None
+
+
+def run_chunk(recipe: Recipe, indices: tuple[int, ...]):
+    """Run realizations ``indices`` (increasing) in this process and pack them for the writer.
+
+    Returns
+    -------
+    PackedRows
+        Their rows, filtered into the store's chunk bytes (:func:`workbench.store.schema.pack`),
+        status and message (failures included), and the seconds spent.
+    """
+    from workbench.store.schema import pack
+
+    t0 = time.perf_counter()
+    scene = _WORKER_SCENES.get(recipe.scene_key)
+    if scene is None:
+        _WORKER_SCENES.clear()
+        scene = _WORKER_SCENES[recipe.scene_key] = recipe.scene
+    items = []
+    for i in indices:
+        traj = _run_one(scene, recipe.force, recipe.entropy, i, recipe.sampler)
+        items.append((i, _conform(traj, recipe.schema)))
+    packed = pack(recipe.schema, items, "ensemble", recipe.filters)
+    packed.seconds = time.perf_counter() - t0
+    return packed
+
+
+_WORKER_SCENES: dict[str, Any] = {}
+
+
+def worker_ready() -> bool:
+    """A task that returns at once: done when its worker is up, with its imports done."""
+    return True
 
 
 def _failed(scene, params: dict, message: str) -> Trajectory:
@@ -207,6 +300,9 @@ class EnsembleResult:
     task_seconds : float
         Sum over realizations of the time each took inside its worker.
     entropy : int
+    peak_waiting : int
+        Most realizations held in memory at once, finished but waiting for earlier ones to be
+        written (the file is written in index order).
     """
 
     path: Path
@@ -216,6 +312,7 @@ class EnsembleResult:
     wall_seconds: float = 0.0
     task_seconds: float = 0.0
     entropy: int = 0
+    peak_waiting: int = 0
 
 
 def run_ensemble(
@@ -230,6 +327,9 @@ def run_ensemble(
     resume: bool = False,
     progress: Callable[[int, int], None] | None = None,
     timestamp: bool = False,
+    sampler: Sampler | None = None,
+    dashboard: str | None = None,
+    compression: str | None = "gzip",
 ) -> EnsembleResult:
     """Run ``n`` realizations of the scene ``ref`` into the store ``out``.
 
@@ -245,7 +345,10 @@ def run_ensemble(
     workers : int
         Processes on this machine (1 = serial, in this process).
     scheduler : str, optional
-        Address of a Dask scheduler (``tcp://host:port``); needs the ``dask`` extra.
+        Address of a Dask scheduler (``tcp://host:port``), or ``"local"``: a cluster of
+        ``workers`` single-threaded Dask workers on 127.0.0.1, started for this run and stopped
+        at its end (:func:`~workbench.ensemble.cluster.local_dask_cluster`); needs the ``dask``
+        extra.
     executor : concurrent.futures.Executor, optional
         Any executor to use instead (its workers must be able to import ``workbench``).
     resume : bool
@@ -259,6 +362,22 @@ def run_ensemble(
         the same scene, ``n`` and ``entropy`` give the same bytes whatever the executor: the
         realizations are also written in index order (an early one waits in memory for those
         before it; see :class:`~workbench.store.BatchWriter`).
+    sampler : callable, optional
+        ``sampler(scene, entropy, i) -> Realization`` draws realization ``i`` (picklable: it is
+        shipped to the workers); default :func:`~workbench.ensemble.realization.sample_realization`
+        with :func:`realization_rng`. The nominal run is always the scene's mean.
+    dashboard : str, optional
+        ``HOST:PORT`` of the Dask dashboard of a ``scheduler="local"`` cluster (none by
+        default).
+    compression : {"gzip", None}
+        Of a new file's per-record datasets (``resume`` keeps the file's): gzip (level 4, with
+        shuffle; ≈ 40% smaller for random_box, ≈ 7% more CPU per realization, in the workers)
+        or none.
+
+    Tasks hold many consecutive realizations (:data:`TASK_SECONDS` of work each, from the
+    measured time per realization); workers keep the scene and their PyBullet engine, check and
+    compress their results (:class:`Recipe`, :func:`run_chunk`) and return them packed; this
+    process only writes the compressed chunks (:meth:`~workbench.store.Store.write_packed`).
 
     Raises
     ------
@@ -293,15 +412,18 @@ def run_ensemble(
             store = TrajectoryStore.open(out, "r+")
             stack.callback(store.close)
             entropy = _check_resume(store, scene, n, entropy, provenance)
-            todo = [int(i) for i in store.missing()]
+            todo = store.missing()
         else:
-            todo = list(range(n))
+            todo = np.arange(n)
         # before the nominal run and the new file: an unreachable scheduler costs nothing
-        ex = stack.enter_context(executor_for(workers, scheduler, executor, len(todo)))
+        ex = stack.enter_context(
+            executor_for(workers, scheduler, executor, len(todo), dashboard=dashboard)
+        )
+        nominal_seconds = None  # the time of one realization, when measured (not on resume)
         if not resume:
             if entropy is None:
                 entropy = int(np.random.SeedSequence().entropy)
-            _, nominal, _ = run_realization(ref, entropy, NOMINAL_INDEX)
+            _, nominal, nominal_seconds = run_realization(ref, entropy, NOMINAL_INDEX)
             _close_engine()  # no PyBullet client in the driver while worker processes start
             if nominal.status != "ok":
                 raise WorkbenchError(
@@ -318,6 +440,7 @@ def run_ensemble(
                 nominal=nominal,
                 extra_attrs=provenance,
                 timestamp=timestamp,
+                compression=compression,
             )
             stack.callback(store.close)
         result = EnsembleResult(path=out, n_realizations=n, ran=len(todo), entropy=entropy)
@@ -336,14 +459,127 @@ def run_ensemble(
                 store, batch_size=WRITE_BATCH, seconds=WRITE_SECONDS, on_write=written, order=todo
             )
         )
-        for i, traj, seconds in _map(ex, ref, entropy, todo, workers):
-            result.task_seconds += seconds
-            if traj.status != "ok":
-                result.failed[i] = f"{traj.status}: {traj.message}"
-            writer.add(i, _conform(traj, store.schema))
+        # one process: it runs the realizations, and a thread behind it compresses (zlib lets
+        # go of the GIL) and writes them; otherwise the workers compress, in parallel
+        behind = in_process(ex)
+        recipe = Recipe(
+            scene=scene,
+            scene_key=hashlib.sha256(scene_to_json(scene).encode()).hexdigest(),
+            force=ref.force,
+            entropy=entropy,
+            schema=store.schema,
+            filters=None if behind else store.chunk_filters(),
+            sampler=sampler,
+        )
+        sink = stack.enter_context(_Sink(writer, store.chunk_filters(), behind))
+        parallel = getattr(ex, "workbench_workers", None) or workers
+        timing = _Timing(nominal_seconds)
+        tasks = _tasks(todo, parallel, timing)
+
+        def finished(packed) -> None:
+            timing.add(len(packed), packed.seconds)
+            result.task_seconds += packed.seconds
+            for j, status in enumerate(packed.status):
+                if status != "ok":
+                    result.failed[int(packed.indices[j])] = f"{status}: {packed.message[j]}"
+            sink.add(packed)
+
+        if not behind:  # the first tasks run here while the workers start (≈ 1 s for a pool)
+            ready = [ex.submit(worker_ready) for _ in range(parallel)]
+            while cf.wait(ready, timeout=0).not_done:
+                chunk = next(tasks, None)
+                if chunk is None:
+                    break
+                finished(run_chunk(recipe, chunk))
+            _close_engine()
+        for packed in bounded_map(ex, run_chunk, (recipe,), tasks, parallel):
+            finished(packed)
+        sink.finish()
+        result.peak_waiting = sink.peak_waiting
         writer.flush()
     result.wall_seconds = time.perf_counter() - t_start
     return result
+
+
+class _Sink:
+    """Where finished tasks go: the writer, here or on one thread behind the caller.
+
+    Behind (``behind=True``), the thread filters the rows into chunks (zlib releases the GIL,
+    so it overlaps the next realizations) and writes them; at most :data:`SINK_QUEUE` tasks wait
+    for it, and leaving the ``with`` block waits for it to finish, so the writer's own exit
+    (which writes what is pending) runs after it. Its errors reach the caller at the next
+    :meth:`add` or at :meth:`finish`.
+    """
+
+    def __init__(self, writer, filters, behind: bool):
+        self.writer = writer
+        self.filters = filters
+        self.peak_waiting = 0
+        self._pool = cf.ThreadPoolExecutor(1, "workbench-writer") if behind else None
+        self._queued: list[cf.Future] = []
+        self._error: BaseException | None = None
+
+    def _write(self, packed) -> None:
+        if self._error is not None:  # nothing more once a write failed (the store is closed)
+            raise self._error
+        try:
+            self.writer.add_packed(packed.filtered(self.filters))
+        except BaseException as exc:
+            self._error = exc
+            raise
+        self.peak_waiting = max(self.peak_waiting, self.writer.waiting)
+
+    def add(self, packed) -> None:
+        if self._pool is None:
+            self._write(packed)
+            return
+        while len(self._queued) >= SINK_QUEUE:
+            self._queued.pop(0).result()
+        self._queued.append(self._pool.submit(self._write, packed))
+
+    def finish(self) -> None:
+        while self._queued:
+            self._queued.pop(0).result()
+
+    def __enter__(self) -> _Sink:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)  # what finished is written
+
+
+class _Timing:
+    """Running estimate of the seconds per realization, from the tasks that finished."""
+
+    def __init__(self, first: float | None):
+        self.seconds = 0.0
+        self.count = 0
+        self.first = first
+
+    def add(self, k: int, seconds: float) -> None:
+        self.seconds += seconds
+        self.count += k
+
+    @property
+    def per_realization(self) -> float | None:
+        if self.count:
+            return self.seconds / self.count
+        return self.first
+
+
+def _tasks(todo: np.ndarray, workers: int, timing: _Timing):
+    """Consecutive runs of ``todo`` holding :data:`TASK_SECONDS` of work each by ``timing``'s
+    latest estimate (one realization while there is none), fewer near the end
+    (:data:`TAIL_SPLIT`). Sizes do not change the results: seeds are per realization."""
+    pos = 0
+    while pos < len(todo):
+        per = timing.per_realization
+        k = 1 if per is None else int(TASK_SECONDS / max(per, 1e-9))
+        remaining = len(todo) - pos
+        k = max(1, min(k, MAX_TASK_REALIZATIONS, -(-remaining // (TAIL_SPLIT * max(workers, 1)))))
+        yield tuple(todo[pos : pos + k].tolist())
+        pos += k
 
 
 def _conform(traj: Trajectory, schema) -> Trajectory:
@@ -486,195 +722,3 @@ def _short(value) -> str:
 def _close_engine() -> None:
     while _ENGINE:
         _ENGINE.pop().close()
-
-
-class _Serial(cf.Executor):
-    """Runs tasks in this process when submitted (the default for one worker)."""
-
-    def submit(self, fn, /, *args, **kwargs):
-        fut: cf.Future = cf.Future()
-        try:
-            fut.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - delivered through the future
-            fut.set_exception(exc)
-        return fut
-
-
-def executor_for(workers: int, scheduler: str | None, executor, n_tasks: int):
-    """A context manager giving the executor of a parallel job: the caller's ``executor``
-    (not shut down), a Dask cluster's at ``scheduler``, this process for one worker or task, or
-    a forkserver process pool of ``workers``."""
-    if executor is not None:
-        return _Borrowed(executor)
-    if scheduler is not None:
-        return _dask_executor(scheduler)
-    if workers == 1 or n_tasks <= 1:
-        return _Serial()
-    import multiprocessing as mp
-
-    # forkserver: workers fork from a clean server process, never from a driver that holds an
-    # open HDF5 file or had a PyBullet client
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(
-        ["workbench.ensemble.run", "workbench.sim.forward", "workbench.ensemble.realization"]
-    )
-    return cf.ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=ctx,
-        initializer=_die_with_driver,
-        initargs=(os.getpid(),),
-    )
-
-
-def check_scheduler_address(address: str) -> None:
-    """Raise :class:`WorkbenchError` unless ``address`` looks like a Dask scheduler address
-    (``[tcp://]HOST:PORT``); it is not contacted."""
-    match = _SCHEDULER_ADDRESS.match(address)
-    if match is None or not 0 < int(match["port"]) < 65536:
-        raise WorkbenchError(
-            f"--scheduler {address}: expected a Dask scheduler address tcp://HOST:PORT, "
-            "e.g. tcp://127.0.0.1:8786"
-        )
-
-
-def _die_with_driver(driver_pid: int) -> None:
-    """Initializer of pool workers: end this worker when the driver process ends, however it
-    ends (SIGKILL included).
-
-    A forkserver worker is a child of the forkserver, not of the driver, and blocks on a queue
-    whose write end it holds itself, so it would outlive a killed driver forever; the forkserver
-    and multiprocessing's resource tracker stay alive as long as any worker holds their pipes,
-    and end on their own once the workers are gone. So each worker watches the driver: a daemon
-    thread blocks on a pidfd of the driver (readable when it exits; polls where pidfds are
-    missing) and then ends the process. The parent-death signal (Linux) also ends the worker if
-    the forkserver dies.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    try:
-        fd: int | None = os.pidfd_open(driver_pid)
-    except ProcessLookupError:  # the driver is already gone
-        os._exit(1)
-    except (AttributeError, OSError):
-        fd = None
-    threading.Thread(
-        target=_watch_driver, args=(driver_pid, fd), name="workbench-driver-watch", daemon=True
-    ).start()
-
-
-def _watch_driver(driver_pid: int, fd: int | None) -> None:
-    if fd is not None:
-        select.select([fd], [], [])  # a pidfd turns readable when its process exits
-    else:
-        while True:
-            try:
-                os.kill(driver_pid, 0)
-            except ProcessLookupError:
-                break
-            except PermissionError:  # another user's process: the driver's pid was reused
-                break
-            time.sleep(WATCH_SECONDS)
-    os._exit(1)
-
-
-class _Borrowed:
-    """A caller's executor: used, not shut down."""
-
-    def __init__(self, ex):
-        self.ex = ex
-
-    def __enter__(self):
-        return self.ex
-
-    def __exit__(self, *exc):
-        return False
-
-
-class _dask_executor:
-    def __init__(self, address: str):
-        try:
-            from distributed import Client
-        except ImportError:
-            raise WorkbenchError(
-                "--scheduler needs Dask: pip install 'rigid-workbench[dask]'"
-            ) from None
-        try:
-            _probe_scheduler(address)
-            self.client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False)
-        except Exception as exc:  # noqa: BLE001 - whatever answered (or not), one line
-            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-            raise WorkbenchError(f"--scheduler {address}: cannot connect ({reason})") from None
-
-    def __enter__(self):
-        # pure=False: tasks with equal arguments are distinct realizations, never merged
-        return self.client.get_executor(pure=False)
-
-    def __exit__(self, *exc):
-        self.client.close()
-        return False
-
-
-def _probe_scheduler(address: str) -> None:
-    """Raise unless a Dask scheduler answers at ``address`` within
-    :data:`CONNECT_TIMEOUT_SECONDS`.
-
-    Before :class:`distributed.Client`, which retries a refused connection until its timeout
-    (losing the reason) and, when something else answers (an HTTP port, say), fails in ways
-    that leave a half-made client whose clean-up blocks the exit for 20 s more.
-    """
-    import asyncio
-    import socket
-
-    from distributed.comm import connect
-
-    match = _SCHEDULER_ADDRESS.match(address)
-    if match is not None and match["scheme"] in (None, "tcp", "tls"):
-        host = match["host"].strip("[]")
-        # the reason, at once: "Connection refused", "No route to host", "timed out"
-        with socket.create_connection((host, int(match["port"])), CONNECT_TIMEOUT_SECONDS):
-            pass
-
-    async def handshake() -> None:  # distributed's connect reads the scheduler's handshake
-        comm = await connect(address, timeout=CONNECT_TIMEOUT_SECONDS)
-        await comm.close()
-
-    try:
-        asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT_SECONDS))
-    except TimeoutError:
-        raise OSError(
-            f"no Dask handshake within {CONNECT_TIMEOUT_SECONDS:g} s: is it a scheduler's port?"
-        ) from None
-    except OSError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a foreign protocol fails in many ways
-        raise OSError(f"what answered is not a Dask scheduler ({type(exc).__name__})") from None
-
-
-def _map(ex, ref: SceneRef, entropy: int, todo: Iterable[int], workers: int):
-    """Realizations ``todo`` on ``ex``, as they complete (:func:`bounded_map`)."""
-    return bounded_map(ex, run_realization, (ref, entropy), todo, workers)
-
-
-def bounded_map(ex, fn, args: tuple, todo: Iterable, workers: int):
-    """Submit ``fn(*args, i)`` for each item ``i`` of ``todo`` with at most
-    :data:`IN_FLIGHT_PER_WORKER` per worker in flight; yield the results as they complete."""
-    window = max(1, IN_FLIGHT_PER_WORKER * max(workers, 1))
-    pending: set = set()
-    try:
-        for i in todo:
-            pending.add(ex.submit(fn, *args, i))
-            if len(pending) >= window:
-                finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for fut in finished:
-                    yield fut.result()
-        while pending:
-            finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            for fut in finished:
-                yield fut.result()
-    finally:
-        for fut in pending:
-            fut.cancel()

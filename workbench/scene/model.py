@@ -214,6 +214,11 @@ class Scene(StrictModel):
     springs: list[Spring] = []
     prescribed: list[Prescribed] = []
     observers: list[Observer] = []
+    #: Named scalar reductions of a run (``{name: d, reduce: max_displacement, body: block,
+    #: direction: [1, 0, 0]}``), the layout of the inverse specs' outputs; checked here for
+    #: names and bodies, read by ``workbench.analysis.output_spec.parse_outputs`` (sensitivity,
+    #: any analysis that needs a scene's outputs).
+    outputs: list[dict[str, Any]] = []
 
     @field_validator("gravity")
     @classmethod
@@ -260,6 +265,18 @@ class Scene(StrictModel):
             obs_seen.add(o.name)
             if o.body is not None:
                 _check_ref(names, o.body, ("observers", i, "body"), allow_world=False)
+        out_seen: set[str] = set()
+        for i, o in enumerate(self.outputs):
+            name = o.get("name")
+            if not isinstance(name, str) or not name:
+                raise _at(("outputs", i, "name"), "expected a name for the output")
+            if name in out_seen:
+                raise _at(("outputs", i, "name"), f"duplicate output name '{name}'")
+            out_seen.add(name)
+            if not isinstance(o.get("reduce"), str):
+                raise _at(("outputs", i, "reduce"), "expected a reduction, e.g. max_displacement")
+            if "body" in o:
+                _check_ref(names, o["body"], ("outputs", i, "body"), allow_world=False)
         return self
 
     # Convenience views ----------------------------------------------------------------------

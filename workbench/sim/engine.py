@@ -40,6 +40,7 @@ from workbench.scene.inertia import principal_frame
 from workbench.scene.model import WORLD, Body, Joint, Scene, resolve_file
 from workbench.sim.arguments import body_colour, dynamics_arguments, shape_arguments
 from workbench.sim.frames import BodyFrame, body_orientation, mass_overrides_from_params, z_to
+from workbench.sim.points import contact_arrays
 from workbench.sim.springs import SpringLaw
 from workbench.sim.state import State
 
@@ -421,6 +422,12 @@ class Engine:
             if not pt[8] > max_distance  # as before the filter: a NaN distance is kept
         ]
 
+    def contact_arrays(self, max_distance: float | None = None) -> tuple[np.ndarray, ...]:
+        """All of :meth:`contact_rows`' fields as arrays, without a tuple per point
+        (:func:`workbench.sim.points.contact_arrays`: the reverse stepper's contact query)."""
+        pts = self._p.getContactPoints(physicsClientId=self._client)
+        return contact_arrays(pts, self._uid_lookup, max_distance)
+
     def contact_points(
         self, body: int | None = None, max_distance: float | None = None
     ) -> list[ContactPoint]:
@@ -545,6 +552,8 @@ class Engine:
             self.frames.append(frame)
         self._index = {b.name: k for k, b in enumerate(s.bodies)}
         self._uid_index = {uid: k for k, uid in enumerate(self._uids)}
+        self._uid_lookup = np.full(max(self._uids, default=-1) + 1, -1, dtype=int)
+        self._uid_lookup[list(self._uids)] = np.arange(len(self._uids))
         self._actions: list = []
         self._constraints: dict[str, list[int]] = {}
         prescribed_joints = {pr.joint: pr for pr in s.prescribed if pr.joint is not None}

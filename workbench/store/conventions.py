@@ -109,6 +109,16 @@ _DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "reverse runs: largest verification residual of the island LCPs of that step "
         "(scaled, reverse/lcp.py lcp_residual)",
     ),
+    "orientation_iterations": (
+        "1",
+        "reverse runs: iterations of the backward orientation solve of that step (fixed point, "
+        "plus Newton where it did not converge; reverse/integration.py)",
+    ),
+    "orientation_residual": (
+        "1",
+        "reverse runs: largest residual of the backward orientation solve of that step "
+        "(quaternion components)",
+    ),
 }
 
 #: Observer quantities (workbench/scene/model.py, OBSERVER_QUANTITIES): frame and description.

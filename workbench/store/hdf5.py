@@ -51,7 +51,9 @@ Crash safety (measured with 150 SIGKILLs per layout, see docs/architecture.md, "
   realization ``i``, its two elements are reset to the null reference (all-zero bytes, read back
   as ``""``) with a raw chunk write, which bypasses the lookup; the old object, if any, leaks a
   few bytes. Found by ``tests/integration/test_store_crash.py`` (SIGKILL, then resume);
-- only the driver process writes; workers return :class:`~workbench.sim.state.Trajectory` objects.
+- only the driver process writes; ensemble workers return their realizations packed
+  (:class:`~workbench.store.schema.PackedRows`), with the chunks already filtered, and the
+  driver stores those bytes as they are (:mod:`~workbench.store.chunks`).
 
 A killed run therefore leaves a readable file in which every realization marked completed is
 exactly what was written, and a resumed run fills :meth:`TrajectoryStore.missing`.
@@ -74,6 +76,7 @@ from workbench import __version__
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store.backend import Store
+from workbench.store.chunks import INIT_SLAB, find_filters, runs, write_data
 from workbench.store.conventions import (
     CONVENTIONS,
     FORMAT_VERSION,
@@ -96,7 +99,7 @@ from workbench.store.reading import (
     text,
     text_attr,
 )
-from workbench.store.schema import StoreSchema
+from workbench.store.schema import ChunkFilters, PackedRows, StoreSchema
 
 __all__ = [
     "FORMAT_VERSION",
@@ -248,22 +251,12 @@ def _init_file(
     _create(f, "completed", described["completed"], data=np.zeros(n_real, dtype=bool))
     _create(f, "recorded", described["recorded"], data=np.zeros(n_real, dtype=np.int64))
     for name in ("status", "message"):
-        # one unfiltered chunk per element, allocated now, so _reset_strings can overwrite it raw
-        empty = np.array([""] * n_real, dtype=object)
-        _create(f, name, described[name], data=empty, dtype=_STR, chunks=(1,))
-
-
-def _reset_strings(f: h5py.File, i: int) -> None:
-    """Set ``status[i]`` and ``message[i]`` to the null reference without reading them.
-
-    An on-disk variable-length element is a 4-byte length followed by a global-heap ID (file
-    address + 4-byte index); all zeros is the null sequence, read as ``""``. Writing the raw chunk
-    skips HDF5's lookup of the old heap object, which a killed writer may have left dangling.
-    """
-    sizeof_addr, _ = f.file.id.get_create_plist().get_sizes()
-    null = bytes(4 + sizeof_addr + 4)
-    for name in ("status", "message"):
-        f[name].id.write_direct_chunk((i,), null)
+        # one unfiltered chunk per element, allocated now, so reset_strings can write it raw;
+        # in slabs: HDF5 keeps ≈ 4 kB for every chunk one write touches (400 MB for 10^5)
+        ds = _create(f, name, described[name], shape=(n_real,), dtype=_STR, chunks=(1,))
+        for start in range(0, n_real, INIT_SLAB):
+            stop = min(start + INIT_SLAB, n_real)
+            ds[start:stop] = np.array([""] * (stop - start), dtype=object)
 
 
 def _schema_from_file(f: h5py.File, path: Path) -> StoreSchema:
@@ -310,6 +303,7 @@ class TrajectoryStore(Store):
         self._schema = _schema_from_file(f, path)
         self._n_real = int(f["completed"].shape[0])
         self._failed: StoreWriteError | None = None  # set by the first failed write
+        self._filters: ChunkFilters | None | bool = False  # not looked up yet
 
     # -- construction -----------------------------------------------------------------------
 
@@ -585,23 +579,49 @@ class TrajectoryStore(Store):
             ) from None
 
     def _check_writable(self) -> None:
+        if self._failed is not None:  # closed by the failure: h5py must not touch it again
+            raise self._failed
         if self._f.file.mode != "r+":
             raise StoreError(f"{self._path}: opened read-only")
 
     def _write_rows(self, batch: list[tuple[int, int, dict[str, np.ndarray], str, str]]) -> None:
-        """Two-phase: the rows of every realization, a flush, then the marks and a flush.
+        """Two-phase (:meth:`_write_packed`), in index order whatever the batch's order: HDF5
+        places a chunk where it is first written, so the order is part of the file's bytes."""
+        batch = sorted(batch, key=operator.itemgetter(0))
+        names = self._schema.row_shapes()
+        packed = PackedRows(
+            indices=np.array([i for i, *_ in batch], dtype=np.int64),
+            recorded=np.array([n for _, n, *_ in batch], dtype=np.int64),
+            status=[status for *_, status, _ in batch],
+            message=[message for *_, message in batch],
+            arrays={name: np.stack([rows[name] for _, _, rows, *_ in batch]) for name in names},
+            chunks={},
+        )
+        self._write_packed([packed])
 
-        Realizations are written in index order, whatever the batch's order: HDF5 places a
-        chunk where it is first written, so the order is part of the file's bytes.
-        """
+    def chunk_filters(self) -> ChunkFilters | None:
+        """The filters of the per-record datasets when a worker can reproduce them (shuffle and
+        gzip or none, one chunk per realization, on every such dataset), else None (lzf: h5py's
+        own liblzf, see :func:`_compression_kwargs`)."""
+        if self._filters is False:
+            self._filters = find_filters(self._f, self._schema)
+        return self._filters
+
+    def _chunked(self) -> list[str]:
+        """Paths of the per-record (chunked) datasets."""
+        return [name for name in self._schema.row_shapes() if not name.startswith("params/")]
+
+    def _write_packed(self, packs: list[PackedRows]) -> None:
+        """Two-phase, as :meth:`_write_rows`: every realization's rows (filtered chunks written
+        as they are, parameters and the per-realization scalars as slabs of consecutive
+        realizations), a flush, then the marks and a flush. Packs arrive in index order."""
         if self._failed is not None:
             raise self._failed
         f = self._f
-        batch = sorted(batch, key=operator.itemgetter(0))
-        indices = [i for i, *_ in batch]
+        indices = np.concatenate([p.indices for p in packs])
         completed = np.asarray(f["completed"][()], dtype=bool)
         kept = int(completed.sum()) - int(completed[indices].sum())
-        needed = WRITE_HEADROOM + sum(a.nbytes for _, _, rows, *_ in batch for a in rows.values())
+        needed = WRITE_HEADROOM + sum(p.nbytes for p in packs)
         free = free_bytes(self._path.parent)
         if free is not None and free < needed:  # stop before HDF5 meets ENOSPC (see _fail)
             self._fail(kept, disk_full=True, reason="", broken=False)
@@ -614,22 +634,17 @@ class TrajectoryStore(Store):
         try:
             with catching_io_errors(caught):
                 if completed[indices].any():
-                    for i in indices:
+                    for i in indices[completed[indices]].tolist():
                         f["completed"][i] = False
                     f.file.flush()
                     check()
-                for i, n, rows, status, message in batch:  # phase 1: the data, chunk by chunk
-                    _reset_strings(f, i)
-                    for name, arr in rows.items():
-                        f[name][i] = arr
-                    f["recorded"][i] = n
-                    f["status"][i] = status
-                    f["message"][i] = message
+                for p in packs:  # phase 1: the data
+                    write_data(f, p, self._chunked(), check)
                     check()
                 f.file.flush()
                 check()
-                for i in indices:  # phase 2: the marks
-                    f["completed"][i] = True
+                for start, stop in runs(indices):  # phase 2: the marks
+                    f["completed"][int(indices[start]) : int(indices[stop - 1]) + 1] = True
                 f.file.flush()
                 check()
         except (OSError, RuntimeError) as exc:

@@ -11,7 +11,8 @@ construction on what a realization is. Pure numpy: nothing here touches a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +22,11 @@ from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, RecordShape, Trajectory
 
 __all__ = [
+    "pack",
     "TIME_RTOL",
     "StoreSchema",
+    "ChunkFilters",
+    "PackedRows",
     "check_name",
     "normalise_observer_info",
     "same_times",
@@ -324,3 +328,182 @@ class StoreSchema(RecordShape):
             status=status,
             message=message,
         )
+
+
+@dataclass(frozen=True)
+class ChunkFilters:
+    """The filter pipeline of a store's per-record datasets, applied where a realization is run.
+
+    HDF5 stores each chunk of a dataset with shuffle + deflate as the bytes of
+    ``zlib.compress(shuffle(chunk), level)`` (the pipeline's order: shuffle first). Workers
+    compute those bytes for their realizations (:meth:`StoreSchema.pack`), in parallel, and the
+    driver writes them as they are (HDF5's direct chunk write), so the one process that writes
+    the file does not compress. ``level`` None: no deflate.
+
+    Attributes
+    ----------
+    shuffle : bool
+        HDF5's byte shuffle (the ``i``-th byte of every element, then the next byte...).
+    level : int or None
+        zlib level of the deflate filter.
+    """
+
+    shuffle: bool = True
+    level: int | None = None
+
+    def encode(self, row: np.ndarray) -> bytes:
+        """The stored bytes of one chunk holding ``row`` (float64, C order)."""
+        raw = np.ascontiguousarray(row, dtype=np.float64)
+        if self.shuffle:
+            data = raw.view(np.uint8).reshape(-1, raw.itemsize).T.tobytes()
+        else:
+            data = raw.tobytes()
+        return data if self.level is None else zlib.compress(data, self.level)
+
+    def decode(self, chunk: bytes, shape: tuple[int, ...]) -> np.ndarray:
+        """The row of ``shape`` stored as ``chunk`` (the inverse of :meth:`encode`)."""
+        data = chunk if self.level is None else zlib.decompress(chunk)
+        flat = np.frombuffer(data, dtype=np.uint8)
+        if self.shuffle:
+            flat = flat.reshape(8, -1).T.copy()
+        return np.frombuffer(flat.tobytes(), dtype=np.float64).reshape(shape)
+
+
+@dataclass
+class PackedRows:
+    """Realizations packed for shipping to the writer: what a worker returns for a task.
+
+    Attributes
+    ----------
+    indices : ndarray, shape (k,), int64
+        Realization indices, strictly increasing.
+    recorded : ndarray, shape (k,), int64
+        Valid records of each.
+    status, message : list of str
+        Per realization.
+    arrays : dict of str to ndarray
+        By dataset path: the ``k`` rows, shape ``(k, *row_shape)`` float64; parameters always,
+        per-record datasets when ``filters`` is None.
+    chunks : dict of str to list of bytes
+        By dataset path: per realization, its chunk already filtered with ``filters``.
+    filters : ChunkFilters or None
+    seconds : float
+        Time spent running the realizations, s.
+    """
+
+    indices: np.ndarray
+    recorded: np.ndarray
+    status: list[str]
+    message: list[str]
+    arrays: dict[str, np.ndarray]
+    chunks: dict[str, list[bytes]]
+    filters: ChunkFilters | None = None
+    seconds: float = 0.0
+
+    def __len__(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of data held (what the write adds to the file, at most)."""
+        return sum(a.nbytes for a in self.arrays.values()) + sum(
+            len(c) for chunks in self.chunks.values() for c in chunks
+        )
+
+    def split(self, k: int) -> tuple[PackedRows, PackedRows]:
+        """The first ``k`` realizations and the others, as two packs."""
+        head, tail = slice(0, k), slice(k, None)
+        return tuple(  # type: ignore[return-value]
+            PackedRows(
+                self.indices[part],
+                self.recorded[part],
+                self.status[part],
+                self.message[part],
+                {name: arr[part] for name, arr in self.arrays.items()},
+                {name: chunks[part] for name, chunks in self.chunks.items()},
+                self.filters,
+                self.seconds if part is head else 0.0,
+            )
+            for part in (head, tail)
+        )
+
+    def filtered(self, filters: ChunkFilters | None) -> PackedRows:
+        """These realizations with their per-record rows (``arrays`` other than parameters)
+        turned into chunk bytes by ``filters`` (itself when there is nothing to filter)."""
+        if filters is None or self.chunks:
+            return self
+        arrays, chunks = {}, {}
+        for name, arr in self.arrays.items():
+            if name.startswith("params/"):
+                arrays[name] = arr
+            else:
+                chunks[name] = [filters.encode(row) for row in arr]
+        return PackedRows(
+            self.indices, self.recorded, self.status, self.message, arrays, chunks, filters,
+            self.seconds,
+        )  # fmt: skip
+
+    def rows(
+        self, schema: StoreSchema
+    ) -> Iterable[tuple[int, int, dict[str, np.ndarray], str, str]]:
+        """``(i, recorded, rows, status, message)`` per realization, rows decoded."""
+        shapes = schema.row_shapes()
+        for j, i in enumerate(self.indices.tolist()):
+            rows = {name: arr[j] for name, arr in self.arrays.items()}
+            for name, chunks in self.chunks.items():
+                rows[name] = self.filters.decode(chunks[j], shapes[name])
+            yield i, int(self.recorded[j]), rows, self.status[j], self.message[j]
+
+
+def pack(
+    schema: StoreSchema,
+    items: Iterable[tuple[int, Trajectory]],
+    where: str,
+    filters: ChunkFilters | None = None,
+) -> PackedRows:
+    """Check realizations against ``schema`` (:meth:`StoreSchema.rows`) and pack them.
+
+    Parameters
+    ----------
+    items : iterable of (int, Trajectory)
+        Strictly increasing indices.
+    where : str
+        Prefix of error messages.
+    filters : ChunkFilters, optional
+        Filter the per-record rows into chunk bytes (else they are shipped as arrays).
+    """
+    indices, recorded, status, message = [], [], [], []
+    columns: dict[str, list[np.ndarray]] = {}
+    chunks: dict[str, list[bytes]] = {}
+    for i, traj in items:
+        n, rows = schema.rows(traj, f"{where}: realization {i}")
+        indices.append(i)
+        recorded.append(n)
+        status.append(traj.status)
+        message.append(traj.message)
+        for name, row in rows.items():
+            if filters is not None and not name.startswith("params/"):
+                chunks.setdefault(name, []).append(filters.encode(row))
+            else:
+                columns.setdefault(name, []).append(row)
+    idx = np.asarray(indices, dtype=np.int64)
+    if idx.size > 1 and not np.all(np.diff(idx) > 0):
+        raise StoreError(f"{where}: packed realizations must be strictly increasing")
+    arrays = {}
+    for name, shape in schema.row_shapes().items():
+        if name in columns:
+            arrays[name] = np.stack(columns[name]) if columns[name] else np.zeros((0, *shape))
+        elif name not in chunks:
+            if filters is not None and not name.startswith("params/"):
+                chunks[name] = []
+            else:
+                arrays[name] = np.zeros((0, *shape))
+    return PackedRows(
+        indices=idx,
+        recorded=np.asarray(recorded, dtype=np.int64),
+        status=status,
+        message=message,
+        arrays=arrays,
+        chunks=chunks,
+        filters=filters,
+    )

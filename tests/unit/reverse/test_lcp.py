@@ -29,6 +29,17 @@ from tests.lcp_problems import random_contact_lcp
 DRAKE_ATOL = 5e-14
 
 
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def engine(request, monkeypatch):
+    """Every test runs on both engines: the numba kernel (``solve_lcp``'s default when numba is
+    importable) and the numpy reference (as when numba is missing)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(lcp, "_KERNEL", [None])
+    elif lcp._kernel() is None:
+        pytest.skip("numba is not importable")
+    return request.param
+
+
 def _alphas(fallback):
     """The α of every regularized rung named in a ``fallback`` string."""
     return [float(a) for a in re.findall(r"regularized\(alpha=([0-9.e+-]+)\)", fallback)]
@@ -381,7 +392,10 @@ def test_infeasible_problem_is_reported_not_solved():
 
 
 def test_unverified_answer_is_never_labelled_solved(monkeypatch):
-    # a Lemke run that claims a wrong solution (simulated): caught by the verification
+    # a Lemke run that claims a wrong solution (simulated): caught by the verification. Python
+    # cannot intercept the compiled path's plain Lemke run, so this runs on the numpy engine;
+    # the compiled verification is test_lemke_kernel.py::test_kernel_residual_is_lcp_residual
+    monkeypatch.setattr(lcp, "_KERNEL", [None])
     M, q = random_contact_lcp(np.random.default_rng(8), 3)
     true_lemke = lcp._Problem.lemke
     calls = []

@@ -235,8 +235,8 @@ def test_backward_configuration_inverts_the_forward_rotation_exactly():
     q0 = np.array([0.3, -0.2, 0.1, 0.9])
     q0 /= np.linalg.norm(q0)
     s = state1([0, 0, 0], w=(20.0, -3.0, 7.0), q=q0)
-    x, q, w, iters = backward_configuration(s, rigid, 1e-3)
-    assert 1 < iters < 20
+    x, q, w, iters, residual, converged, newton = backward_configuration(s, rigid, 1e-3)
+    assert 1 < iters < 20 and converged and newton == 0 and residual <= 1e-15
     st = Stepper(rigid, lambda p, q: ContactSet.empty(), StepSettings(1e-3))
     back = State(x, q, np.zeros((1, 3)), w)  # ω⁻ = ω_m without torque
     fwd, _ = st.forward(back)

@@ -110,3 +110,54 @@ def test_rebuild_is_bit_reproducible():
     for x in (b, c):
         assert a.position.tobytes() == x.position.tobytes()
         assert a.orientation.tobytes() == x.orientation.tobytes()
+
+
+def test_contact_arrays_are_contact_rows_as_arrays():
+    """``Engine.contact_arrays`` (the reverse stepper's query) holds the same numbers as
+    ``contact_rows``, in the same order, filtered by distance the same way."""
+    bodies = [
+        {"name": "ground", "shape": {"type": "plane"}, "fixed": True},
+        {"name": "box", "shape": {"type": "box", "half_extents": [0.1, 0.1, 0.1]}, "mass": 1.0,
+         "position": [0.0, 0.0, 0.1]},
+        {"name": "ball", "shape": {"type": "sphere", "radius": 0.05}, "mass": 1.0,
+         "position": [0.0, 0.0, 0.2495]},
+        {"name": "far", "shape": {"type": "sphere", "radius": 0.05}, "mass": 1.0,
+         "position": [1.0, 0.0, 0.0502]},
+    ]  # fmt: skip
+    scene = scene_from_dict(
+        {"gravity": [0, 0, -9.81], "settings": {"dt": 1e-3, "duration": 0.01}, "bodies": bodies}
+    )
+    with Engine(scene, visual=False, plane_as_box=True) as eng:
+        eng.detect_collisions()
+        for limit in (None, 1e-5, -1e-4, 0.01):
+            rows = eng.contact_rows(max_distance=limit)
+            arrays = eng.contact_arrays(max_distance=limit)
+            assert len(arrays[0]) == len(rows)
+            for field, values in zip(arrays, zip(*rows, strict=True), strict=True):
+                expected = np.array(values)
+                assert field.shape == expected.shape
+                assert np.array_equal(field, expected)
+        everything = eng.contact_rows()
+        assert {frozenset(r[:2]) for r in everything} >= {frozenset((0, 1)), frozenset((1, 2))}
+        assert len(eng.contact_rows(max_distance=-1e-4)) < len(everything)
+
+
+def test_contact_arrays_keep_nan_distances_and_map_ids():
+    """The pure conversion: unique ids through the lookup, a NaN distance kept (as
+    ``contact_rows`` keeps it), nothing at all as empty arrays of the right shapes."""
+    from workbench.sim.points import contact_arrays
+
+    lookup = np.array([-1, 0, -1, 1])
+    pts = [
+        (0, 1, 3, -1, -1, (0.0, 0.0, 1.0), (0.0, 0.0, 0.9), (0.0, 0.0, 1.0), 0.1, 1.0),
+        (0, 3, 1, -1, -1, (1.0, 0.0, 1.0), (1.0, 0.0, 0.9), (0.0, 1.0, 0.0), float("nan"), 1.0),
+        (0, 3, 3, -1, -1, (2.0, 0.0, 1.0), (2.0, 0.0, 0.9), (1.0, 0.0, 0.0), -0.2, 1.0),
+    ]
+    a, b, pa, pb, nb, d = contact_arrays(pts, lookup, max_distance=0.0)
+    assert a.tolist() == [1, 1] and b.tolist() == [0, 1]
+    assert np.isnan(d[0]) and d[1] == -0.2
+    assert pa.tolist() == [[1.0, 0.0, 1.0], [2.0, 0.0, 1.0]]
+    assert pb[1].tolist() == [2.0, 0.0, 0.9] and nb[0].tolist() == [0.0, 1.0, 0.0]
+    assert len(contact_arrays(pts, lookup)[0]) == 3
+    empty = contact_arrays([], lookup)
+    assert [e.shape for e in empty] == [(0,), (0,), (0, 3), (0, 3), (0, 3), (0,)]

@@ -24,6 +24,7 @@ from workbench.store import (
 )
 from workbench.store import hdf5 as hdf5_module
 from workbench.store import reading as reading_module
+from workbench.store.schema import ChunkFilters, pack
 
 NT = 25
 BODIES = ("ball", "box")
@@ -510,3 +511,98 @@ def test_a_damaged_chunk_is_one_line_naming_the_dataset(tmp_path):
         read_trajectory(path)
     with TrajectoryStore.open(path) as store, pytest.raises(StoreError, match="damaged"):
         store.read_array("states/position")
+
+
+# ------------------------------------------------------------- packed realizations (issue 16)
+def _sha(path) -> str:
+    import hashlib
+    from pathlib import Path
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("compression", ["gzip", None])
+def test_packed_writes_give_the_bytes_of_row_writes(tmp_path, compression):
+    """Chunks filtered by the worker (Python's zlib) and written as they are give the file that
+    HDF5's own filters give, whatever the packing and batching; they read back unchanged."""
+    trajs = [make_trajectory(90 + i) for i in range(7)]
+    trajs[4] = make_trajectory(94, status="nonfinite", message="NaN at 9").truncated(9)
+    schema = StoreSchema.from_trajectory(trajs[0])
+    rows = tmp_path / "rows.h5"
+    with TrajectoryStore.create(rows, schema, 7, compression=compression) as store:
+        store.write_many([(i, trajs[i]) for i in range(7)])
+    for split in ([7], [3, 4], [1, 1, 5]):
+        path = tmp_path / f"packed{len(split)}.h5"
+        with TrajectoryStore.create(path, schema, 7, compression=compression) as store:
+            filters = store.chunk_filters()
+            assert filters == ChunkFilters(shuffle=True, level=4 if compression else None)
+            start = 0
+            for k in split:
+                items = [(i, trajs[i]) for i in range(start, start + k)]
+                store.write_packed([pack(schema, items, "test", filters)])
+                start += k
+        assert _sha(path) == _sha(rows), split
+    with TrajectoryStore.open(path) as store:
+        for i in range(7):
+            assert_same(store.read(i), trajs[i])
+
+
+def test_chunk_filters_round_trip_and_foreign_filters_are_decoded(tmp_path):
+    traj = make_trajectory(3)
+    row = traj.position
+    for filters in (ChunkFilters(True, 4), ChunkFilters(False, 1), ChunkFilters(True, None)):
+        assert filters.decode(filters.encode(row), row.shape).tobytes() == row.tobytes()
+    schema = StoreSchema.from_trajectory(traj)
+    trajs = [make_trajectory(30 + i) for i in range(4)]
+    memory = MemoryStore(schema, 4)
+    with TrajectoryStore.create(tmp_path / "a.h5", schema, 4) as disk:
+        for store in (disk, memory):
+            # level 1 chunks into a level-4 file: decoded and written through HDF5's filters
+            level1 = pack(schema, [(1, trajs[1]), (2, trajs[2])], "t", ChunkFilters(True, 1))
+            store.write_packed([level1])
+            store.write_packed([pack(schema, [(0, trajs[0]), (3, trajs[3])], "t")])
+        _same_store(disk, memory)
+
+
+def test_pack_checks_the_schema_and_the_order():
+    trajs = [make_trajectory(10 + i) for i in range(3)]
+    schema = StoreSchema.from_trajectory(trajs[0])
+    with pytest.raises(StoreError, match="record times"):
+        pack(schema, [(0, _with(trajs[0], time=trajs[0].time * 2))], "here")
+    with pytest.raises(StoreError, match="increasing"):
+        pack(schema, [(2, trajs[2]), (1, trajs[1])], "here")
+
+
+def test_batch_writer_orders_packs_and_holds_only_the_early_ones():
+    trajs = [make_trajectory(110 + i) for i in range(9)]
+    schema = StoreSchema.from_trajectory(trajs[0])
+    store = MemoryStore(schema, 9)
+    packs = [pack(schema, [(i, trajs[i]) for i in range(a, a + 3)], "t") for a in (0, 3, 6)]
+    written = []
+    with BatchWriter(store, batch_size=100, seconds=1e9, on_write=written.append,
+                     order=range(9)) as writer:  # fmt: skip
+        writer.add_packed(packs[2])
+        writer.add_packed(packs[1])
+        assert writer.waiting == 6 and not store.completed.any()
+        writer.add_packed(packs[0])
+        assert writer.waiting == 0
+    assert written == [9] and store.completed.all()
+    for i in range(9):
+        assert_same(store.read(i), trajs[i])
+
+
+def test_iter_time_windows_streams_every_completed_realization(tmp_path, monkeypatch):
+    from workbench.store import backend
+
+    monkeypatch.setattr(backend, "READ_BLOCK", 2)  # several blocks of realizations
+    trajs = [make_trajectory(120 + i) for i in range(6)]
+    schema = StoreSchema.from_trajectory(trajs[0])
+    with TrajectoryStore.create(tmp_path / "w.h5", schema, 6) as store:
+        store.write_many([(i, trajs[i]) for i in (0, 2, 3, 5)])
+        whole = store.read_array("observers/tip")[[0, 2, 3, 5]]
+        row_bytes = 4 * whole.shape[2] * 8  # one record of the 4 completed realizations
+        windows = list(store.iter_time_windows("observers/tip", max_bytes=7 * row_bytes))
+        assert [w.stop - w.start for w, _ in windows] == [7, 7, 7, 4]
+        assert np.concatenate([d for _, d in windows], axis=1).tobytes() == whole.tobytes()
+        (w, d), *_ = store.iter_time_windows("states/position", max_bytes=1)
+        assert w == slice(0, 1) and d.shape == (4, 1, 2, 3)

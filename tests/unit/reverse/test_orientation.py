@@ -1,0 +1,219 @@
+"""The backward orientation solve (issue 15 item 0, :mod:`reverse.integration`): torque-free
+flight conserves angular momentum at any ``h|ω|``, a solve that does not converge ends a run
+with a status that is not ``ok``, and the fixed point's results are unchanged where it
+converges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reverse.dynamics import ContactSet, RigidBodies, quat_exp, quat_multiply, world_inertia
+from reverse.integration import NEWTON_TOL, backward_configuration
+from reverse.run import run_reverse
+from reverse.stepper import Stepper, StepSettings
+from workbench.scene.model import scene_from_dict
+from workbench.sim.state import State
+
+#: A thin plank, 1 × 0.1 × 0.02 m, 1 kg: principal moments 1 : 120 : 121 (the issue's case).
+PLANK = (1.0, 0.1, 0.02)
+
+
+def plank_rigid(mass=1.0):
+    a, b, c = PLANK
+    inertia = mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+    return RigidBodies(("plank",), np.array([mass]), inertia[None], np.zeros((1, 3)),
+                       np.zeros((1, 3)))  # fmt: skip
+
+
+def momentum(rigid, s: State) -> np.ndarray:
+    return world_inertia(rigid.inertia, s.orientation)[0] @ s.angular_velocity[0]
+
+
+def spinning(w_dt: float, dt: float, seed: int) -> State:
+    """A random orientation and a random spin axis with ``|ω| dt = w_dt``."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=3)
+    w *= w_dt / dt / np.linalg.norm(w)
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    return State(np.zeros((1, 3)), q[None], np.zeros((1, 3)), w[None])
+
+
+def free_stepper(rigid, dt, **kw):
+    return Stepper(rigid, lambda p, q: ContactSet.empty(), StepSettings(dt, **kw))
+
+
+@pytest.mark.parametrize("w_dt", [0.1, 0.5, 1.0, 1.5, 2.0])
+def test_torque_free_plank_conserves_angular_momentum_backward(w_dt):
+    """Issue 15: at ``h|ω|`` ≳ 0.5 rad the fixed point alone returned an iterate whose ``ω``
+    belonged to the previous one (angular momentum 0.239 → 3.0 → 62 → … → 2.7e57)."""
+    rigid, dt = plank_rigid(), 0.01
+    for seed in range(3):
+        s = spinning(w_dt, dt, seed)
+        L0 = momentum(rigid, s)
+        st = free_stepper(rigid, dt)
+        for _ in range(40):
+            prev = s
+            s, rep = st.backward(s)
+            assert rep.orientation_converged
+            assert rep.orientation_residual <= NEWTON_TOL
+            L = momentum(rigid, s)
+            assert np.linalg.norm(L - L0) <= 1e-9 * np.linalg.norm(L0)
+        # the forward step from the last state returns to the one before it: the backward
+        # orientation solves the forward step's equation
+        fwd, _ = st.forward(s)
+        sign = np.sign(np.dot(fwd.orientation[0], prev.orientation[0]))
+        assert np.max(np.abs(sign * fwd.orientation - prev.orientation)) <= 1e-13
+        assert np.max(np.abs(fwd.angular_velocity - prev.angular_velocity)) <= 1e-9 * (w_dt / dt)
+
+
+def test_newton_is_used_only_where_the_fixed_point_does_not_converge():
+    rigid, dt = plank_rigid(), 0.01
+    slow = backward_configuration(spinning(0.1, dt, 0), rigid, dt)
+    assert slow.converged and slow.newton_bodies == 0 and slow.iterations < 50
+    fast = backward_configuration(spinning(2.0, dt, 0), rigid, dt)
+    assert fast.converged and fast.newton_bodies == 1 and fast.iterations > 50
+    assert fast.residual <= NEWTON_TOL
+
+
+def _old_backward_configuration(state, rigid, dt, max_iter=50):
+    """The first implementation (issue 15's reference): results must be unchanged where it
+    converges."""
+    moving = rigid.moving
+    x = state.position - dt * state.linear_velocity * moving[:, None]
+    q_plus = state.orientation
+    L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, q_plus), state.angular_velocity)
+    w = state.angular_velocity * moving[:, None]
+    q = quat_multiply(quat_exp(-dt * w), q_plus)
+    iters = 0
+    for _ in range(max_iter):
+        iters += 1
+        Iw = world_inertia(rigid.inertia, q)
+        w_new = np.zeros_like(w)
+        w_new[moving] = np.linalg.solve(Iw[moving], L[moving][..., None])[..., 0]
+        q_new = quat_multiply(quat_exp(-dt * w_new), q_plus)
+        change = np.max(np.abs(q_new - q)) if len(q) else 0.0
+        q, w = q_new, w_new
+        if change <= 1e-15:
+            break
+    return x, q, w, iters
+
+
+def test_results_are_bit_identical_where_the_fixed_point_converges():
+    rng = np.random.default_rng(7)
+    n = 20
+    inertia = np.stack([np.diag(rng.uniform(0.1, 1.0, 3)) for _ in range(n)])
+    mass = rng.uniform(0.5, 2.0, n)
+    mass[3] = 0.0  # a static body
+    rigid = RigidBodies(tuple(f"b{i}" for i in range(n)), mass, inertia, np.zeros((n, 3)),
+                        np.zeros((n, 3)))  # fmt: skip
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    s = State(rng.normal(size=(n, 3)), q, rng.normal(size=(n, 3)), rng.normal(size=(n, 3)) * 30)
+    new = backward_configuration(s, rigid, 1e-3)
+    old = _old_backward_configuration(s, rigid, 1e-3)
+    assert new.converged and new.newton_bodies == 0
+    for a, b in zip(new[:4], old, strict=True):
+        assert np.array_equal(a, b)
+
+
+def _plank_scene(spin: float):
+    """A plank in free flight (the final state of a reverse run), spinning about a tilted axis."""
+    return scene_from_dict(
+        {
+            "gravity": [0.0, 0.0, -9.81],
+            "settings": {"dt": 0.01, "duration": 0.1},
+            "bodies": [
+                {
+                    "name": "plank",
+                    "shape": {"type": "box", "half_extents": [0.5 * e for e in PLANK]},
+                    "mass": 1.0,
+                    "position": [0.0, 0.0, 5.0],
+                    "angular_velocity": list(spin * np.array([0.3, 1.0, 0.5])),
+                }
+            ],
+        },
+        source="<plank>",
+    )
+
+
+def test_a_fast_spinning_plank_reverse_run_is_ok_and_conserves_momentum():
+    scene = _plank_scene(100.0)  # |ω| dt ≈ 1.16 rad per step: beyond the fixed point's reach
+    res = run_reverse(scene, duration=0.1)
+    traj = res.trajectory
+    assert traj.status == "ok"
+    it = traj.diagnostics["orientation_iterations"]
+    assert np.all(it[:-1] > 50) and it[-1] == 0  # Newton every step; none into the scene's state
+    assert np.all(traj.diagnostics["orientation_residual"] <= NEWTON_TOL)
+    L = [
+        world_inertia(np.asarray(traj.params["plank/inertia"])[None], traj.orientation[k])[0]
+        @ traj.angular_velocity[k, 0]
+        for k in range(traj.n_times)
+    ]
+    assert np.max(np.abs(np.array(L) - L[-1])) <= 1e-9 * np.linalg.norm(L[-1])
+
+
+def test_a_forced_non_convergence_ends_the_run_not_ok():
+    scene = _plank_scene(100.0)
+    res = run_reverse(scene, duration=0.1, settings=StepSettings(0.01, max_fixed_point=1))
+    traj = res.trajectory
+    assert traj.status == "unconverged"
+    assert "orientation solve" in traj.message and "did not converge" in traj.message
+    assert traj.n_times == 1  # only the scene's state: the unconverged step is not kept
+
+
+def test_the_scene_state_record_has_real_contact_diagnostics():
+    """Issue 15: the final record read ``contact_count`` 0 for a box resting on four corners."""
+    scene = scene_from_dict(
+        {
+            "settings": {"dt": 1e-3, "duration": 0.01},
+            "bodies": [
+                {
+                    "name": "ground",
+                    "shape": {"type": "box", "half_extents": [1.0, 1.0, 0.5]},
+                    "position": [0.0, 0.0, -0.5],
+                    "fixed": True,
+                },
+                {
+                    "name": "box",
+                    "shape": {"type": "box", "half_extents": [0.125, 0.125, 0.0625]},
+                    "mass": 1.0,
+                    "position": [0.0, 0.0, 0.0625],
+                },
+            ],
+        },
+        source="<box>",
+    )
+    traj = run_reverse(scene, duration=0.005).trajectory
+    d = traj.diagnostics
+    assert traj.status == "ok"
+    assert d["contact_count"][-1] == 4  # the four corners
+    assert d["sleeping_bodies"][-1] == 1  # at rest, no goals: asleep
+    assert d["islands"][-1] == 0  # asleep: no island to solve
+    # the same as the step into it sees (asleep there too)
+    for name in ("contact_count", "sleeping_bodies", "islands"):
+        assert d[name][-1] == d[name][-2]
+
+
+def test_non_strict_stops_at_round_off_for_fast_spinning_balls():
+    """Balls spinning fast: the strict fixed point's change wanders in round-off just above
+    1e-15 and runs to the cap; ``strict=False`` stops at NEWTON_TOL, and both conserve L."""
+    rng = np.random.default_rng(3)
+    n = 400
+    inertia = np.tile(4.8e-6 * np.eye(3), (n, 1, 1))
+    rigid = RigidBodies(tuple(f"b{i}" for i in range(n)), np.full(n, 0.03), inertia,
+                        np.zeros((n, 3)), np.zeros((n, 3)))  # fmt: skip
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    s = State(np.zeros((n, 3)), q, np.zeros((n, 3)), rng.normal(size=(n, 3)) * 150.0)
+    strict = backward_configuration(s, rigid, 1 / 120)
+    loose = backward_configuration(s, rigid, 1 / 120, strict=False)
+    assert strict.converged and loose.converged
+    assert loose.iterations < strict.iterations
+    assert loose.residual <= NEWTON_TOL
+    L0 = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, q), s.angular_velocity)
+    for cfg in (strict, loose):
+        L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, cfg.orientation),
+                      cfg.angular_velocity)  # fmt: skip
+        assert np.max(np.abs(L - L0)) <= 1e-12 * np.max(np.abs(L0))
