@@ -163,6 +163,28 @@ def check_count(option: str, value: int, what: str) -> None:
         raise OptionError(option, f"expected at most {MAX_COUNT:.0e} {what}s, got {value}")
 
 
+def workers_value(text: str) -> int | str:
+    """``--workers``: a whole number or ``auto`` (one per core; its count is checked with the
+    other options by :func:`check_count` after :func:`resolve_workers`)."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of workers or 'auto', got {text!r}"
+        ) from None
+
+
+def resolve_workers(value: int | str) -> int:
+    """The number of workers ``--workers`` asks for (``auto``: the cores this process may use)."""
+    if value == "auto":
+        from workbench.ensemble.executors import auto_workers
+
+        return auto_workers()
+    return int(value)
+
+
 def check_seed(value: int | None) -> None:
     """Raise :class:`OptionError` naming ``--seed`` unless it is None or a non-negative integer
     (numpy's ``SeedSequence`` takes no negative entropy)."""

@@ -19,11 +19,12 @@ from workbench.cli.common import (
     check_seed,
     parse_overrides,
     progress_bar,
+    resolve_workers,
+    workers_value,
 )
 from workbench.ensemble.run import (
     LOCAL_SCHEDULER,
     SceneRef,
-    auto_workers,
     check_scheduler_address,
     run_ensemble,
 )
@@ -65,7 +66,7 @@ def add_ensemble_parser(sub) -> None:
     )
     en.add_argument(
         "--workers",
-        type=_workers,
+        type=workers_value,
         default=1,
         metavar="N|auto",
         help="worker processes on this machine, 'auto': one per core (default 1: in this "
@@ -99,18 +100,6 @@ def add_ensemble_parser(sub) -> None:
     en.set_defaults(func=cmd_ensemble)
 
 
-def _workers(text: str) -> int | str:
-    """``--workers``: a whole number or ``auto`` (checked with the other options)."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of workers or 'auto', got {text!r}"
-        ) from None
-
-
 def cmd_ensemble(args) -> int:
     """``workbench ensemble`` (the work is :func:`workbench.ensemble.run.run_ensemble`)."""
     if args.scheduler is not None:  # before the scene loads: a typo fails at once
@@ -121,8 +110,7 @@ def cmd_ensemble(args) -> int:
         )
     overrides = parse_overrides(args)
     check_count("-n", args.n, "realization")
-    if args.workers == "auto":
-        args.workers = auto_workers()
+    args.workers = resolve_workers(args.workers)
     check_count("--workers", args.workers, "worker")
     check_seed(args.seed)
     for name in ("dt", "duration"):

@@ -23,6 +23,8 @@ from workbench.cli.common import (
     check_seed,
     parse_overrides,
     progress_bar,
+    resolve_workers,
+    workers_value,
 )
 from workbench.errors import OptionError
 
@@ -65,7 +67,13 @@ def add_sensitivity_parser(sub) -> None:
         help="indices at every recorded time of this observer channel (time-resolved; repeat "
         "for more)",
     )
-    sp.add_argument("--method", choices=("sobol", "morris"), default="sobol")
+    sp.add_argument(
+        "--method",
+        choices=("sobol", "morris"),
+        default="sobol",
+        help="sobol: variance-based S1 and ST (default); morris: elementary-effects screening, "
+        "cheaper when runs are expensive",
+    )
     sp.add_argument(
         "-n",
         type=int,
@@ -83,8 +91,19 @@ def add_sensitivity_parser(sub) -> None:
     sp.add_argument("--second-order", action="store_true", help="also S2 (Sobol' only)")
     sp.add_argument("-o", dest="file", help="HDF5 file (default: <scene name>_sensitivity.h5)")
     sp.add_argument("--seed", type=int, help="seed entropy (default: a fresh one, stored)")
-    sp.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    sp.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on a Dask cluster")
+    sp.add_argument(
+        "--workers",
+        type=workers_value,
+        default=1,
+        metavar="N|auto",
+        help="worker processes on this machine, 'auto': one per core (default 1)",
+    )
+    sp.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT|local",
+        help="run on a Dask cluster, or 'local': --workers Dask workers on 127.0.0.1, stopped "
+        "at the end (docs/ensembles.md)",
+    )
     sp.add_argument(
         "--force", action="store_true", help="run realizations above the run-size bounds"
     )
@@ -109,6 +128,7 @@ def cmd_sensitivity(args) -> int:
         check_scheduler_address(args.scheduler)
     overrides = parse_overrides(args)
     check_count("-n", args.n, "sample")
+    args.workers = resolve_workers(args.workers)
     check_count("--workers", args.workers, "worker")
     check_seed(args.seed)
     for name in ("dt", "duration"):
