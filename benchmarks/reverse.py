@@ -265,7 +265,7 @@ def main(argv=None) -> int:
     )
     for option, regime, default, why in (
         ("--active-max", "active", 100, "N = 1000 takes ~20 min per step"),
-        ("--awake-max", "all-awake", 10, "N = 100 takes ~100 s per step"),
+        ("--awake-max", "all-awake", 10, "N = 100: ~13 s its first step"),
     ):
         ap.add_argument(
             option,
@@ -278,7 +278,7 @@ def main(argv=None) -> int:
     limit = {"resting": None, "active": args.active_max, "awake": args.awake_max}
     why = {
         "active": "the woken top layer is one LCP of ~12000 rows (see the docstring)",
-        "awake": "one LCP of all contacts; N = 100: ~2700 rows, ~100 s a step (see the docstring)",
+        "awake": "one LCP of all contacts; N = 100: ~2700 rows, ~13 s its first step",
     }
     print(
         f"backward steps of spheres (r = {RADIUS} m) settled in a bin, dt = {DT:g} s, "
