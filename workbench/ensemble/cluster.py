@@ -93,15 +93,20 @@ def local_dask_cluster(
         _wait_for_workers(address, n_workers, timeout)
         yield address
     finally:
-        for p in reversed(procs):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.kill(p.pid, signal.SIGKILL)
-                p.wait()
+        # workers first, while their scheduler still answers: a worker told to stop after its
+        # scheduler went away retries the connection until killed (measured: 20 s, the old
+        # timeout, on every --scheduler local run); then the scheduler
+        workers, scheduler = procs[1:], procs[:1]
+        for group in (workers, scheduler):
+            for p in group:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGTERM)
+            for p in group:
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.kill(p.pid, signal.SIGKILL)
+                    p.wait()
 
 
 def _wait_for_workers(address: str, n: int, timeout: float) -> None:
