@@ -4,8 +4,11 @@ the ``workbench`` command in a fresh process."""
 from __future__ import annotations
 
 import os
+import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -59,3 +62,36 @@ def run_workbench(*args, cwd=None, timeout: float = 300) -> subprocess.Completed
         env=cli_env(),
         timeout=timeout,
     )
+
+
+def kill_and_resume(
+    args, out, *, kills: int, seconds: tuple[float, float], seed: int, max_attempts: int, inspect
+) -> subprocess.CompletedProcess:
+    """SIGKILL ``workbench ARGS -o OUT`` (with ``--resume`` once OUT exists) at random moments
+    until ``kills`` kills landed, then let one resume finish; returns that last run.
+
+    Each attempt starts a fresh process and kills it after a wait drawn uniformly from
+    ``seconds`` (``random.Random(seed)``) if it is still running. After every attempt
+    ``inspect(out)`` checks what is visible in OUT (when it exists) and returns True when the
+    run had finished; OUT is then removed, so that the next attempt has something to kill.
+    """
+    rng = random.Random(seed)
+    landed = attempts = 0
+    while landed < kills:
+        attempts += 1
+        assert attempts < max_attempts, "the runs finish before they can be killed"
+        cmd = [*args, "-o", out, *(["--resume"] if out.exists() else [])]
+        proc = subprocess.Popen(
+            [*WORKBENCH, *map(str, cmd)],
+            env=cli_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(*seconds))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            landed += 1
+        proc.wait()
+        if out.exists() and inspect(out):
+            out.unlink()
+    return run_workbench(*args, "-o", out, *(["--resume"] if out.exists() else []))

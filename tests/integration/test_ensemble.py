@@ -3,18 +3,13 @@ cluster), SIGKILL + --resume equals an uninterrupted run, failures recorded, sta
 
 from __future__ import annotations
 
-import os
-import random
 import shutil
-import signal
-import subprocess
-import time
 
 import h5py
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, WORKBENCH, cli_env, run_workbench
+from tests.conftest import SCENES, cli_env, kill_and_resume, run_workbench
 
 SCENE = SCENES / "random_box.yaml"
 
@@ -94,30 +89,16 @@ def test_sigkill_and_resume_equal_uninterrupted_run(tmp_path):
     r = wb(*common, "-o", ref)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "killed.h5"
-    rng = random.Random(2026)
-    kills = attempts = 0
-    while kills < 10:
-        attempts += 1
-        assert attempts < 40, "the runs finish before they can be killed"
-        args = [*common, "-o", out, *(["--resume"] if out.exists() else [])]
-        proc = subprocess.Popen(
-            [*WORKBENCH, *map(str, args)],
-            env=cli_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(rng.uniform(0.3, 2.5))
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
-        if out.exists():  # whatever was killed, the file opens and its completed rows are valid
-            with h5py.File(out) as f:
-                done = f["completed"][()]
-                assert np.all(f["recorded"][()][done] == f["time"].shape[0])
-                if done.all():  # finished before the kill: start over to keep killing
-                    out.unlink()
-    r = wb(*common, "-o", out, *(["--resume"] if out.exists() else []))
+
+    def inspect(path) -> bool:  # whatever was killed, the file opens and its rows are valid
+        with h5py.File(path) as f:
+            done = f["completed"][()]
+            assert np.all(f["recorded"][()][done] == f["time"].shape[0])
+            return bool(done.all())  # finished before the kill: start over to keep killing
+
+    r = kill_and_resume(
+        common, out, kills=10, seconds=(0.3, 2.5), seed=2026, max_attempts=40, inspect=inspect
+    )
     assert r.returncode == 0, r.stderr
     assert_same_file(ref, out)
 

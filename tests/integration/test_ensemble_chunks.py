@@ -6,9 +6,6 @@ realization once; ``--scheduler local`` stops its cluster; ``--workers auto``.""
 from __future__ import annotations
 
 import hashlib
-import os
-import random
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +17,7 @@ import numpy as np
 import pytest
 
 import workbench.ensemble.run as run_module
-from tests.conftest import SCENES, WORKBENCH, cli_env, run_workbench
+from tests.conftest import SCENES, WORKBENCH, cli_env, kill_and_resume, run_workbench
 from tests.integration.test_ensemble import assert_same_file
 from workbench.ensemble.realization import sample_realization
 from workbench.ensemble.run import SceneRef, realization_rng, run_ensemble
@@ -115,31 +112,23 @@ def test_sigkill_with_multi_realization_tasks_then_resume(tmp_path):
     r = run_workbench(*common, "-o", ref)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "killed.h5"
-    rng = random.Random(16)
-    kills = attempts = 0
-    while kills < 5:
-        attempts += 1
-        assert attempts < 30, "the runs finish before they can be killed"
-        args = [*common, "--workers", 2, "-o", out, *(["--resume"] if out.exists() else [])]
-        proc = subprocess.Popen(
-            [*WORKBENCH, *map(str, args)],
-            env=cli_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(rng.uniform(1.0, 3.0))
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
-        if out.exists():
-            with h5py.File(out) as f:
-                done = f["completed"][()]
-                assert np.all(f["recorded"][()][done] == f["time"].shape[0])
-                assert list(f["status"][done]) == [b"ok"] * int(done.sum())
-                if done.all():
-                    out.unlink()
-    r = run_workbench(*common, "--workers", 2, "-o", out, *(["--resume"] if out.exists() else []))
+
+    def inspect(path) -> bool:
+        with h5py.File(path) as f:
+            done = f["completed"][()]
+            assert np.all(f["recorded"][()][done] == f["time"].shape[0])
+            assert list(f["status"][done]) == [b"ok"] * int(done.sum())
+            return bool(done.all())
+
+    r = kill_and_resume(
+        [*common, "--workers", 2],
+        out,
+        kills=5,
+        seconds=(1.0, 3.0),
+        seed=16,
+        max_attempts=30,
+        inspect=inspect,
+    )
     assert r.returncode == 0, r.stderr
     assert_same_file(ref, out)
 

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import random
-import signal
-import subprocess
 import time
 
 import h5py
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, WORKBENCH, cli_env, run_workbench
+from tests.conftest import SCENES, kill_and_resume, run_workbench
 from uncertainty import sensitivity as gsa
 from workbench.analysis.sensitivity import (
     DesignSampler,
@@ -145,33 +141,21 @@ def test_sigkill_and_resume_lose_nothing(tmp_path):
     r = wb(*common, "-o", ref)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "killed.h5"
-    rng = random.Random(2026)
-    kills = attempts = 0
-    while kills < 4:
-        attempts += 1
-        assert attempts < 30, "the runs finish before they can be killed"
-        args = [*common, "-o", out, *(["--resume"] if out.exists() else [])]
-        proc = subprocess.Popen(
-            [*WORKBENCH, *map(str, args)],
-            env=cli_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(rng.uniform(0.5, 2.5))
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
-        if out.exists():  # whatever was killed: what is visible is whole
-            with h5py.File(out) as f:
-                done = f["completed"][()]
-                assert np.all(f["recorded"][()][done] == f["time"].shape[0])
-                if "design" in f:
-                    assert f["design/u"].shape == (64 * 4, 2)
-                if "sensitivity" in f:  # finished: start over to keep killing
-                    assert set(f["sensitivity/stop"]) == {"S1", "ST", "S1_conf", "ST_conf"}
-                    out.unlink()
-    r = wb(*common, "-o", out, *(["--resume"] if out.exists() else []))
+
+    def inspect(path) -> bool:  # whatever was killed: what is visible is whole
+        with h5py.File(path) as f:
+            done = f["completed"][()]
+            assert np.all(f["recorded"][()][done] == f["time"].shape[0])
+            if "design" in f:
+                assert f["design/u"].shape == (64 * 4, 2)
+            if "sensitivity" in f:  # finished: start over to keep killing
+                assert set(f["sensitivity/stop"]) == {"S1", "ST", "S1_conf", "ST_conf"}
+                return True
+            return False
+
+    r = kill_and_resume(
+        common, out, kills=4, seconds=(0.5, 2.5), seed=2026, max_attempts=30, inspect=inspect
+    )
     assert r.returncode == 0, r.stderr
     da, db = _datasets(ref), _datasets(out)
     assert da.keys() == db.keys()
