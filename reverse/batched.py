@@ -349,27 +349,22 @@ def solve_islands(
 
     # M = J A Wᵀ per island, stacked over islands of equal (size, rows)
     Ms: list[np.ndarray | None] = [None] * K
-    for size, (rows, Jd, Wd) in Ldense.items():
-        ks = np.unique(r_isl[rows])
-        pos = np.empty(R, dtype=int)
-        pos[rows] = np.arange(len(rows))
-        for m in np.unique(m_k[ks]):
-            km = ks[m_k[ks] == m]
-            idx = (r_start[km][:, None] + np.arange(m)[None, :]).ravel()
-            Jg = Jd[pos[idx]].reshape(len(km), m, 6 * size)
-            Wg = Wd[pos[idx]].reshape(len(km), m, 6 * size)
-            Ag = A_of[size][slot[km]]
-            Mg = Jg @ Ag @ np.swapaxes(Wg, 1, 2)
-            # the pyramids' couplings: distinct entries, each on an exact 0 of J A Wᵀ (a slack
-            # row or column), so adding them in any order gives solve_island's numbers
-            g = (nb[c_isl] == size) & (m_k[c_isl] == m)
-            if g.any():
-                jpos = np.zeros(K, dtype=int)
-                jpos[km] = np.arange(len(km))
-                kg = c_isl[g]
-                Mg[jpos[kg], cr[g] - r_start[kg], cc[g] - r_start[kg]] += cv[g]
-            for j, k in enumerate(km):
-                Ms[k] = Mg[j]
+    for size, m, km, at in _equal_islands(Ldense, r_isl, m_k, r_start):
+        _rows, Jd, Wd = Ldense[size]
+        Jg = Jd[at].reshape(len(km), m, 6 * size)
+        Wg = Wd[at].reshape(len(km), m, 6 * size)
+        Ag = A_of[size][slot[km]]
+        Mg = Jg @ Ag @ np.swapaxes(Wg, 1, 2)
+        # the pyramids' couplings: distinct entries, each on an exact 0 of J A Wᵀ (a slack
+        # row or column), so adding them in any order gives solve_island's numbers
+        g = (nb[c_isl] == size) & (m_k[c_isl] == m)
+        if g.any():
+            jpos = np.zeros(K, dtype=int)
+            jpos[km] = np.arange(len(km))
+            kg = c_isl[g]
+            Mg[jpos[kg], cr[g] - r_start[kg], cc[g] - r_start[kg]] += cv[g]
+        for j, k in enumerate(km):
+            Ms[k] = Mg[j]
 
     # the LCPs, one per island (reverse.lcp.solve_lcp), then the velocities
     results: list[LCPResult | None] = [None] * K
@@ -392,18 +387,12 @@ def solve_islands(
             z_all[r_start[k] : r_start[k + 1]] = res.z
     out: list[IslandSolution] = []
     vel_of: dict[int, np.ndarray] = {size: uf.copy() for size, uf in uf_of.items()}
-    for size, (rows, _Jd, Wd) in Ldense.items():
-        ks = np.unique(r_isl[rows])
-        pos = np.empty(R, dtype=int)
-        pos[rows] = np.arange(len(rows))
-        for m in np.unique(m_k[ks]):
-            km = ks[m_k[ks] == m]
-            idx = (r_start[km][:, None] + np.arange(m)[None, :]).ravel()
-            Wg = Wd[pos[idx]].reshape(len(km), m, 6 * size)
-            zg = z_all[idx].reshape(len(km), m, 1)
-            du = (A_of[size][slot[km]] @ (np.swapaxes(Wg, 1, 2) @ zg))[:, :, 0]
-            base = uf_of[size][slot[km]]
-            vel_of[size][slot[km]] = base - du if backward else base + du
+    for size, m, km, at in _equal_islands(Ldense, r_isl, m_k, r_start):
+        Wg = Ldense[size][2][at].reshape(len(km), m, 6 * size)
+        zg = z_all[r_start[km][:, None] + np.arange(m)[None, :]].reshape(len(km), m, 1)
+        du = (A_of[size][slot[km]] @ (np.swapaxes(Wg, 1, 2) @ zg))[:, :, 0]
+        base = uf_of[size][slot[km]]
+        vel_of[size][slot[km]] = base - du if backward else base + du
     c_start = np.concatenate([[0], np.cumsum(ncs)])
     for k in range(K):
         size = int(nb[k])
@@ -421,6 +410,20 @@ def solve_islands(
             )
         )
     return out
+
+
+def _equal_islands(ldense: dict, r_isl: np.ndarray, m_k: np.ndarray, r_start: np.ndarray):
+    """Islands whose products can be stacked: per body count ``size`` and row count ``m``,
+    yield ``(size, m, km, at)`` — the islands ``km`` and, for their rows in island order
+    (``r_start[km] + 0..m-1``), the positions ``at`` in ``ldense[size]``'s dense rows."""
+    pos = np.empty(len(r_isl), dtype=int)
+    for size, (rows, _jd, _wd) in ldense.items():
+        ks = np.unique(r_isl[rows])
+        pos[rows] = np.arange(len(rows))
+        for m in np.unique(m_k[ks]):
+            km = ks[m_k[ks] == m]
+            idx = (r_start[km][:, None] + np.arange(m)[None, :]).ravel()
+            yield size, int(m), km, pos[idx]
 
 
 def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
