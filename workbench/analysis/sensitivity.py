@@ -13,7 +13,8 @@ are written beside the realizations (``workbench/store/sensitivity.py``).
 Groupings (``grouping``): ``input`` (default) — each random parameter, and each body's mass,
 centre of mass and inertia (the centre of mass on a box is one group of three coordinates);
 ``body`` — all the randomness of one body together; ``kind`` — ``mass``, ``com`` and
-``inertia`` across bodies (Batou & Soize's four cases in one analysis).
+``inertia`` across bodies (Batou & Soize's four cases in one analysis). Each random link of a
+URDF body is a body of its own here, named ``<body>/<link>`` (its base keeps the body's name).
 
 Inputs must be independent: a random body whose mass properties depend on a random parameter
 (its ``mass: ${m}``) is refused (:func:`check_independent`).
@@ -207,17 +208,23 @@ def check_independent(scene) -> None:
 
 
 def _props(body) -> list[np.ndarray]:
-    p = body.mass_properties
-    return [
-        np.atleast_1d(np.asarray(p.mass, float)),
-        np.asarray(p.com, float),
-        np.asarray(p.inertia_matrix, float),
-        np.array([repr(body.uncertainty)], object),
-    ]
+    """The nominal mass properties and laws of an uncertain body: its own, or those of each of
+    its random links (a URDF body; a random parameter may move a link's nominal values only
+    through ``global_scaling``, or change which links are random)."""
+    parts = [body.mass_properties] if body.shape.type != "urdf" else []
+    parts += [link.props for link in body.random_links]
+    out = [np.array([repr(body.uncertainty), len(parts)], object)]
+    for p in parts:
+        out += [
+            np.atleast_1d(np.asarray(p.mass, float)),
+            np.asarray(p.com, float),
+            np.asarray(p.inertia_matrix, float),
+        ]
+    return out
 
 
 def _same(a: list, b: list) -> bool:
-    return all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def scene_outputs(scene, names: Sequence[str] | None = None):
@@ -541,14 +548,13 @@ def _check_resume(out: Path, spec: DesignSpec, scene) -> None:
                 for key in real.params
                 if key.startswith(PARAMETERS_GROUP + "/")
             }
-            stored.update(
-                {
-                    f"{body}/mass": store.read_array(f"params/{body}/mass", [int(i)])[0]
-                    for body in real.mass_overrides
-                }
-            )
+            masses = {  # a URDF body's base only when random; its links are in real.params
+                f"{b}/mass": p["mass"] for b, p in real.mass_overrides.items() if "mass" in p
+            }
+            masses.update({k: v for k, v in real.params.items() if k.endswith("/mass")})
+            stored.update({key: store.read_array(f"params/{key}", [int(i)])[0] for key in masses})
             mine = {k: v for k, v in real.params.items() if k in stored}
-            mine.update({f"{b}/mass": p["mass"] for b, p in real.mass_overrides.items()})
+            mine.update(masses)
             for key, value in mine.items():
                 if not np.array_equal(stored[key], value):
                     raise WorkbenchError(

@@ -61,7 +61,18 @@ def _format_description(info: dict) -> str:
     t = info.get("time", {})
     if t:
         lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('stop')} s")
-    lines.append(f"  bodies: {', '.join(info.get('bodies', []))}")
+    links = info.get("links") or {}
+    bodies = [name for name in info.get("bodies", []) if name not in links]
+    lines.append(f"  bodies: {', '.join(bodies)}")
+    if links:  # the links of URDF bodies: rows of their own after the bodies
+        lines.append(f"  links ({len(links)}, rows after the bodies; parent, joint, type):")
+        for name, d in links.items():
+            lines.append(f"    {name}: {d['parent']}, {d['joint']}, {d['joint_type']}")
+    joints = info.get("joints") or {}
+    if joints:
+        lines.append(f"  joints ({len(joints)}, in /joints/position and velocity):")
+        for name, d in joints.items():
+            lines.append(f"    {name}: moves {d['link']}, {d['type']}, {d['unit']}")
     for section in ("observers", "params", "datasets"):
         items = info.get(section) or {}
         if items:

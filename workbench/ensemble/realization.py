@@ -2,7 +2,11 @@
 
 Draw order (fixed, so that a realization depends only on its generator): first the random scene
 parameters in the order the scene declares them, then for each uncertain body in scene order its
-mass M, its initial centre of mass R0 and its matrix G. M, R0 and G are independent
+mass M, its initial centre of mass R0 and its matrix G. A URDF body is a chain of such parts: its
+uncertain links in PyBullet's link order (the base, index -1, first when it is random; then
+links 0, 1, ..., depth first in file order, :mod:`workbench.scene.urdf`), each drawing M, R0, G
+in turn with the link's URDF ``<inertial>`` as its nominal values and its link frame as the
+body frame. M, R0 and G are independent
 (Batou & Soize 2012, §3.1), and the inertia tensor follows from M and G:
 J = M (tr(Z) I − Z), Z = L̲ᵀ G L̲, L̲ᵀL̲ = Z̲ = (tr(J̲)/2 I − J̲)/m̲ (Eq. 32, 34, 36, 37), so E[J] = J̲
 when E[M] = m̲ and E[G] = I.
@@ -29,8 +33,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.scene.bodies import shape_hull_vertices
+from workbench.scene.bodies import MassProperties, shape_hull_vertices, urdf_link_hull_vertices
 from workbench.scene.model import PARAMETERS_GROUP, Body, Scene
+from workbench.scene.random_inputs import LinkUncertainty
+from workbench.scene.urdf_body import LinkInertial, RandomLink
 
 __all__ = [
     "Realization",
@@ -57,11 +63,15 @@ class Realization:
     values : dict of str to float
         Sampled scene parameters (substituted for ``${name}``).
     mass_overrides : dict of str to dict
-        Per uncertain body: ``mass`` (kg), ``com`` (3,) body frame, ``inertia`` (3, 3).
+        Per uncertain body: ``mass`` (kg), ``com`` (3,) body frame, ``inertia`` (3, 3); for a
+        URDF body these are its base link's (when random), and ``links`` maps the name of each
+        other random link to its ``mass``, ``com`` (3,) and ``inertia`` (3, 3) in the link frame
+        (:class:`~workbench.sim.engine.Engine`).
     params : dict of str to ndarray
-        What is stored under ``/params``: ``parameters/<name>`` for sampled parameters and
+        What is stored under ``/params``: ``parameters/<name>`` for sampled parameters,
         ``<body>/G`` (3, 3) for bodies with random inertia (the bodies' realized mass, com and
-        inertia are added by the forward run).
+        inertia are added by the forward run), and for each random link of a URDF body other
+        than its base ``<body>/<link>/mass``, ``com``, ``inertia`` and (random inertia) ``G``.
     """
 
     values: dict[str, float] = field(default_factory=dict)
@@ -69,16 +79,92 @@ class Realization:
     params: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One random rigid part: a body, or one uncertain link of a URDF body (``link``)."""
+
+    body: Body
+    link: RandomLink | None = None
+
+    @property
+    def key(self) -> str:
+        """``<body>`` for a body or a URDF base, ``<body>/<link>`` for another link: the prefix
+        of its ``/params`` keys and the owner of its design columns."""
+        if self.link is None or self.link.is_base:
+            return self.body.name
+        return f"{self.body.name}/{self.link.name}"
+
+    @property
+    def props(self) -> MassProperties | LinkInertial:
+        return self.body.mass_properties if self.link is None else self.link.props
+
+    @property
+    def law(self) -> LinkUncertainty:
+        return self.body.uncertainty if self.link is None else self.link.uncertainty
+
+    def hull(self, base_dir: str | None) -> np.ndarray:
+        """Vertices (k, 3) of the default centre-of-mass domain and Z bound (Eq. 33 of [1]):
+        the body's shape, or a URDF link's collision geometries in its link frame."""
+        if self.link is None:
+            return shape_hull_vertices(self.body.shape, base_dir)
+        return _link_hull(self.link.collisions)
+
+
+@functools.lru_cache(maxsize=64)
+def _link_hull(collisions: tuple) -> np.ndarray:
+    """A link's hull vertices (cached: its meshes are read once per process)."""
+    return urdf_link_hull_vertices(collisions)
+
+
+def _parts(scene: Scene) -> list[_Part]:
+    """The random parts of ``scene`` in draw order (module docstring)."""
+    out: list[_Part] = []
+    for body in scene.uncertain_bodies:
+        if body.shape.type == "urdf":
+            out += [_Part(body, link) for link in body.random_links]
+        else:
+            out.append(_Part(body))
+    return out
+
+
+def _record(real: Realization, part: _Part, drawn: dict) -> None:
+    """Put a part's realized values where the engine and the store find them (``Realization``)."""
+    G = drawn.pop("G", None)
+    over = real.mass_overrides.setdefault(part.body.name, {})
+    if part.key == part.body.name:  # the forward run records mass, com and inertia
+        over.update(drawn)
+    else:
+        over.setdefault("links", {})[part.link.name] = drawn
+        real.params[f"{part.key}/mass"] = np.array(float(drawn["mass"]))
+        real.params[f"{part.key}/com"] = np.asarray(drawn["com"], dtype=float).copy()
+        real.params[f"{part.key}/inertia"] = np.asarray(drawn["inertia"], dtype=float).copy()
+    if G is not None:
+        real.params[f"{part.key}/G"] = G
+
+
 def nominal_realization(scene: Scene) -> Realization:
-    """The deterministic realization: every random quantity at its mean."""
+    """The deterministic realization: every random quantity at its mean (its ``params`` have
+    the keys of every sampled realization: the store's schema comes from the nominal run)."""
     params = {
         f"{PARAMETERS_GROUP}/{name}": np.array(float(scene.parameters[name]))
         for name in scene.parameter_distributions
     }
-    for body in scene.uncertain_bodies:
-        if body.uncertainty.inertia is not None:
-            params[f"{body.name}/G"] = np.eye(3)  # E[G] = I
-    return Realization(params=params)
+    real = Realization(params=params)
+    for part in _parts(scene):
+        if part.key == part.body.name:  # a body or a URDF base: the forward run records it
+            if part.law.inertia is not None:
+                params[f"{part.key}/G"] = np.eye(3)  # E[G] = I
+            continue
+        props = part.props
+        nominal = {
+            "mass": props.mass,
+            "com": np.asarray(props.com, dtype=float),
+            "inertia": props.inertia_matrix,
+        }
+        if part.law.inertia is not None:
+            nominal["G"] = np.eye(3)
+        _record(real, part, nominal)
+    return real
 
 
 def sample_realization(scene: Scene, rng: np.random.Generator) -> Realization:
@@ -88,11 +174,8 @@ def sample_realization(scene: Scene, rng: np.random.Generator) -> Realization:
         value = float(dist.frozen().rvs(random_state=rng))
         real.values[name] = value
         real.params[f"{PARAMETERS_GROUP}/{name}"] = np.array(value)
-    for body in scene.uncertain_bodies:
-        drawn = sample_body(body, rng, scene.base_dir)
-        if "G" in drawn:
-            real.params[f"{body.name}/G"] = drawn.pop("G")
-        real.mass_overrides[body.name] = drawn
+    for part in _parts(scene):
+        _record(real, part, _sample_part(part, rng, scene.base_dir))
     return real
 
 
@@ -103,12 +186,13 @@ class DesignColumn:
     Attributes
     ----------
     name : str
-        ``<parameter>``, ``<body>.mass``, ``<body>.com.x|y|z`` (box), ``<body>.com`` (ball,
-        hull: one seeding coordinate), ``<body>.inertia`` (one seeding coordinate).
+        ``<parameter>``, ``<part>.mass``, ``<part>.com.x|y|z`` (box), ``<part>.com`` (ball,
+        hull: one seeding coordinate), ``<part>.inertia`` (one seeding coordinate); a part is a
+        body (or a URDF body's base) by its name, or a URDF link as ``<body>/<link>``.
     kind : str
         ``parameter``, ``mass``, ``com`` or ``inertia``.
     owner : str
-        The parameter's or the body's name.
+        The parameter's or the part's name (links are their own groups).
     """
 
     name: str
@@ -117,24 +201,25 @@ class DesignColumn:
 
     @property
     def part(self) -> str:
-        """The input this column belongs to: ``mu``, ``Rb5.mass``, ``Rb5.com``, ``Rb5.inertia``."""
+        """The input this column belongs to: ``mu``, ``Rb5.mass``, ``Rb5.com``, ``Rb5.inertia``,
+        ``arm/link_3.mass``."""
         return self.owner if self.kind == "parameter" else f"{self.owner}.{self.kind}"
 
 
 def design_columns(scene: Scene) -> list[DesignColumn]:
     """The design columns of ``scene``, in the draw order of the module docstring."""
     cols = [DesignColumn(name, "parameter", name) for name in scene.parameter_distributions]
-    for body in scene.uncertain_bodies:
-        u = body.uncertainty
+    for part in _parts(scene):
+        u, key = part.law, part.key
         if u.mass is not None:
-            cols.append(DesignColumn(f"{body.name}.mass", "mass", body.name))
+            cols.append(DesignColumn(f"{key}.mass", "mass", key))
         if u.com is not None:
             if u.com.domain == "box":
-                cols += [DesignColumn(f"{body.name}.com.{a}", "com", body.name) for a in "xyz"]
+                cols += [DesignColumn(f"{key}.com.{a}", "com", key) for a in "xyz"]
             else:
-                cols.append(DesignColumn(f"{body.name}.com", "com", body.name))
+                cols.append(DesignColumn(f"{key}.com", "com", key))
         if u.inertia is not None:
-            cols.append(DesignColumn(f"{body.name}.inertia", "inertia", body.name))
+            cols.append(DesignColumn(f"{key}.inertia", "inertia", key))
     return cols
 
 
@@ -149,11 +234,8 @@ def realization_from_row(scene: Scene, row: np.ndarray, entropy: int) -> Realiza
         raise ValueError(f"expected a design row of {len(columns)} values, got shape {row.shape}")
     at = {c.name: (k, float(row[k])) for k, c in enumerate(columns)}
     real = parameters_from_row(scene, row)
-    for body in scene.uncertain_bodies:
-        drawn = _body_from_row(body, at, entropy, scene.base_dir)
-        if "G" in drawn:
-            real.params[f"{body.name}/G"] = drawn.pop("G")
-        real.mass_overrides[body.name] = drawn
+    for part in _parts(scene):
+        _record(real, part, _part_from_row(part, at, entropy, scene.base_dir))
     return real
 
 
@@ -170,35 +252,34 @@ def parameters_from_row(scene: Scene, row: np.ndarray) -> Realization:
     return real
 
 
-def _body_from_row(body: Body, at: dict, entropy: int, base_dir: str | None) -> dict:
+def _part_from_row(part: _Part, at: dict, entropy: int, base_dir: str | None) -> dict:
     from uncertainty import random_body as rb
     from uncertainty import sensitivity as gsa
 
-    props = body.mass_properties
-    u = body.uncertainty
+    props, u, key = part.props, part.law, part.key
     m_bar = props.mass
     J_bar = props.inertia_matrix
     com = np.asarray(props.com, dtype=float)
     mass = m_bar
     if u.mass is not None:  # Eq. (17): Gamma inverse CDF
-        mass = float(gsa.gamma_quantile(at[f"{body.name}.mass"][1], m_bar, u.mass.dispersion))
+        mass = float(gsa.gamma_quantile(at[f"{key}.mass"][1], m_bar, u.mass.dispersion))
     if u.com is not None:
-        domain = _com_domain(body, base_dir)
+        domain = _com_domain(part, base_dir)
         if u.com.domain == "box":  # Eq. (20) on a box: one inverse CDF per axis
             lam = _com_lambda(_key(domain.center), _key(domain.size), _key(com))
-            coords = [at[f"{body.name}.com.{a}"][1] for a in "xyz"]
+            coords = [at[f"{key}.com.{a}"][1] for a in "xyz"]
             com = gsa.box_com_quantile(coords, domain.center, domain.size, lam)
         else:
-            k, coord = at[f"{body.name}.com"]
+            k, coord = at[f"{key}.com"]
             com = np.asarray(
                 rb.sample_com(gsa.seeded_generator(coord, entropy, k), domain, com), dtype=float
             )
     drawn = {}
     if u.inertia is None:
-        inertia = J_bar * (mass / m_bar)  # G = I (Eq. 32), as in sample_body
+        inertia = J_bar * (mass / m_bar)  # G = I (Eq. 32), as in _sample_part
     else:
-        k, coord = at[f"{body.name}.inertia"]
-        G = _sample_g(body, gsa.seeded_generator(coord, entropy, k), base_dir)
+        k, coord = at[f"{key}.inertia"]
+        G = _sample_g(part, gsa.seeded_generator(coord, entropy, k), base_dir)
         inertia = np.asarray(rb.inertia_from_g(G, rb.nominal_z(J_bar, m_bar), mass), dtype=float)
         drawn["G"] = G
     return {"mass": mass, "com": com, "inertia": inertia, **drawn}
@@ -227,45 +308,49 @@ def _com_lambda(center: tuple, size: tuple, r0: tuple) -> np.ndarray:
 
 
 def sample_body(body: Body, rng: np.random.Generator, base_dir: str | None = None) -> dict:
-    """Realized ``mass``, ``com`` (3,) and ``inertia`` (3, 3) of an uncertain body."""
+    """Realized ``mass``, ``com`` (3,) and ``inertia`` (3, 3) (and ``G`` for a random inertia)
+    of an uncertain body that is one rigid part (not a URDF body)."""
+    return _sample_part(_Part(body), rng, base_dir)
+
+
+def _sample_part(part: _Part, rng: np.random.Generator, base_dir: str | None) -> dict:
+    """Realized ``mass``, ``com`` (3,) and ``inertia`` (3, 3), and ``G`` (3, 3) for a random
+    inertia, of one random part: M (Eq. 17 of [1]), then R0 (Eq. 20), then G (Eq. 36-41)."""
     # here and below, not at the top: random_body loads scipy.optimize (~1 s), which the nominal
     # run (in the driver) and scenes without uncertain bodies never need
     from uncertainty import random_body as rb
 
-    props = body.mass_properties
-    u = body.uncertainty
+    props, u = part.props, part.law
     m_bar = props.mass
     J_bar = props.inertia_matrix
     r0 = np.asarray(props.com, dtype=float)
     mass = m_bar if u.mass is None else float(rb.sample_mass(rng, m_bar, u.mass.dispersion))
     com = r0
     if u.com is not None:
-        com = np.asarray(rb.sample_com(rng, _com_domain(body, base_dir), r0), dtype=float)
+        com = np.asarray(rb.sample_com(rng, _com_domain(part, base_dir), r0), dtype=float)
     drawn = {}
     if u.inertia is None:
         # deterministic G = I: J scales with the mass, J = M (tr(Z̲) I − Z̲) = (M / m̲) J̲ (Eq. 32)
         inertia = J_bar * (mass / m_bar)
     else:
-        G = _sample_g(body, rng, base_dir)
+        G = _sample_g(part, rng, base_dir)
         inertia = np.asarray(rb.inertia_from_g(G, rb.nominal_z(J_bar, m_bar), mass), dtype=float)
         drawn["G"] = G
     return {"mass": mass, "com": com, "inertia": inertia, **drawn}
 
 
-def _sample_g(body: Body, rng: np.random.Generator, base_dir: str | None) -> np.ndarray:
+def _sample_g(part: _Part, rng: np.random.Generator, base_dir: str | None) -> np.ndarray:
     from uncertainty import random_body as rb
 
-    spec = body.uncertainty.inertia
+    spec = part.law.inertia
     if spec.model == "sg0":
         return np.asarray(rb.sample_sg0(rng, spec.dispersion), dtype=float)
-    props = body.mass_properties
+    props = part.props
     z_bar = rb.nominal_z(props.inertia_matrix, props.mass)
     if spec.z_max is not None:
         z_max = np.asarray(spec.z_max, dtype=float)
     else:  # Eq. (33) of [1] from the body's shape
-        z_max = rb.z_max_from_vertices(
-            shape_hull_vertices(body.shape, base_dir), np.asarray(props.com)
-        )
+        z_max = rb.z_max_from_vertices(part.hull(base_dir), np.asarray(props.com))
     ensemble = _bounded_ensemble(spec.lambda_l, spec.lambda_u, _key(z_bar), _key(z_max))
     return np.asarray(ensemble.sample(rng), dtype=float)
 
@@ -286,18 +371,14 @@ def _bounded_ensemble(lambda_l: float, lambda_u: float, z_bar: tuple, z_max: tup
     return ensemble
 
 
-def _com_domain(body: Body, base_dir: str | None):
+def _com_domain(part: _Part, base_dir: str | None):
     from uncertainty import random_body as rb
 
-    spec = body.uncertainty.com
-    center = np.asarray(
-        spec.center if spec.center is not None else body.mass_properties.com, dtype=float
-    )
+    spec = part.law.com
+    center = np.asarray(spec.center if spec.center is not None else part.props.com, dtype=float)
     if spec.domain == "box":
         return rb.BoxDomain(center, np.asarray(spec.size, dtype=float))
     if spec.domain == "ball":
         return rb.BallDomain(center, spec.radius)
-    vertices = (
-        spec.vertices if spec.vertices is not None else shape_hull_vertices(body.shape, base_dir)
-    )
+    vertices = spec.vertices if spec.vertices is not None else part.hull(base_dir)
     return rb.ConvexDomain(np.asarray(vertices, dtype=float))

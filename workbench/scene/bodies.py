@@ -11,11 +11,21 @@ import functools
 import math
 import warnings
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from xml.etree import ElementTree
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 from scipy.spatial.transform import Rotation
 
@@ -31,6 +41,8 @@ from workbench.scene.fields import (
     Vec4,
 )
 from workbench.scene.random_inputs import BodyUncertainty
+from workbench.scene.urdf import UrdfModel
+from workbench.scene.urdf_body import RandomLink, resolve_urdf
 
 __all__ = [
     "Sphere",
@@ -40,6 +52,9 @@ __all__ = [
     "Plane",
     "Mesh",
     "Urdf",
+    "UrdfJointSettings",
+    "JointControl",
+    "UrdfLinkSettings",
     "Shape",
     "Material",
     "Drag",
@@ -47,6 +62,7 @@ __all__ = [
     "Body",
     "resolve_file",
     "shape_hull_vertices",
+    "urdf_link_hull_vertices",
     "mesh_triangles",
 ]
 
@@ -122,15 +138,71 @@ class Mesh(StrictModel):
         return (s, s, s) if isinstance(s, (int, float)) else tuple(s)  # type: ignore[return-value]
 
 
+class JointControl(StrictModel):
+    """A motor on a URDF joint (PyBullet's ``setJointMotorControl2``): ``position`` holds
+    ``target`` (rad or m) with a PD law of gains ``position_gain`` and ``velocity_gain``
+    (PyBullet's defaults 0.1 and 1 when not given), ``velocity`` drives the joint at ``target``
+    (rad/s or m/s); both with at most ``max_force`` (N·m or N)."""
+
+    mode: Literal["position", "velocity"]
+    target: float = 0.0
+    max_force: PosFloat
+    position_gain: NonNegFloat | None = None
+    velocity_gain: NonNegFloat | None = None
+
+
+class UrdfJointSettings(StrictModel):
+    """What the scene sets on one joint of a URDF body, over the URDF's own values.
+
+    ``damping`` (N·m·s/rad or N·s/m, PyBullet's ``jointDamping``), ``friction`` (N·m or N: a
+    velocity motor of target 0 and that maximum force, as PyBullet users model joint friction;
+    ignored under ``control``), ``lower``/``upper`` limits (rad or m), ``initial_position`` at
+    t = 0 (rad or m) and a ``control`` motor. ``${param}`` makes any of them uncertain.
+    """
+
+    damping: NonNegFloat | None = None
+    friction: NonNegFloat | None = None
+    lower: float | None = None
+    upper: float | None = None
+    initial_position: float | None = None
+    control: JointControl | None = None
+
+
+class UrdfLinkSettings(StrictModel):
+    """What the scene sets on one link of a URDF body: its contact ``material`` (the body's
+    otherwise)."""
+
+    material: Material | None = None
+
+
 class Urdf(StrictModel):
     """A URDF model (path relative to the scene file, or a file of PyBullet's bundled data).
 
-    Only the base link is tracked in the state; mass properties come from the URDF.
+    ``inertia``: ``collision`` (PyBullet's default: the inertia tensors of the file are replaced
+    by ones computed from the collision shapes, mass and centre of mass kept) or ``file`` (the
+    file's tensors, PyBullet's ``URDF_USE_INERTIA_FROM_FILE``; random links need it, so that
+    the URDF's values are the nominal ones). ``joints`` and ``links`` set joints and links by
+    name (:class:`UrdfJointSettings`, :class:`UrdfLinkSettings`).
     """
 
     type: Literal["urdf"]
     file: str
     global_scaling: PosFloat = 1.0
+    inertia: Literal["collision", "file"] = "collision"
+    joints: dict[str, UrdfJointSettings] = {}
+    links: dict[str, UrdfLinkSettings] = {}
+
+    @model_serializer(mode="wrap")
+    def _without_defaults_of_new_fields(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        # a URDF body that sets none of inertia, joints, links dumps as before they existed:
+        # the same scene_json, so the same file bytes
+        data = handler(self)
+        for key, default in (("inertia", "collision"), ("joints", {}), ("links", {})):
+            if data.get(key) == default:
+                data.pop(key, None)
+        return data
 
 
 Shape = Annotated[
@@ -265,10 +337,22 @@ class Body(StrictModel):
                 )
         base_dir = (info.context or {}).get("base_dir")
         if self.shape.type == "urdf":
-            _check_urdf(self.shape, base_dir)
+            path = _check_urdf(self.shape, base_dir)
+            model, links = resolve_urdf(self, path)
+            object.__setattr__(self, "_urdf", model)
+            object.__setattr__(self, "_random_links", links)
+            object.__setattr__(self, "_props", None)
+            return self
         props = _mass_properties(self, base_dir) if not static_shape else None
         object.__setattr__(self, "_props", props)
         if self.uncertainty is not None:
+            if self.uncertainty.links is not None:
+                raise PydanticCustomError(
+                    "uncertainty",
+                    "uncertainty.links: only URDF bodies have links; a {shape} body is one "
+                    "rigid part (give its mass, com and inertia blocks directly)",
+                    {"shape": self.shape.type},
+                )
             if self.fixed or props is None:
                 raise PydanticCustomError(
                     "uncertainty",
@@ -286,6 +370,19 @@ class Body(StrictModel):
     def mass_properties(self) -> MassProperties | None:
         """Resolved mass properties (``None`` for planes and URDF bodies)."""
         return self.__dict__.get("_props")
+
+    @property
+    def urdf(self) -> UrdfModel | None:
+        """The URDF file's links and joints (:func:`~workbench.scene.urdf.read_urdf`), for a
+        URDF body whose scene names its links or joints (``uncertainty``, ``shape.joints``,
+        ``shape.links``); ``None`` otherwise."""
+        return self.__dict__.get("_urdf")
+
+    @property
+    def random_links(self) -> tuple[RandomLink, ...]:
+        """The uncertain links of a URDF body in PyBullet's link order (the base, index -1,
+        first when it is random); empty for other bodies."""
+        return self.__dict__.get("_random_links", ())
 
     @property
     def rotation(self) -> Rotation:
@@ -413,10 +510,10 @@ def resolve_file(name: str, base_dir: str | None) -> Path | None:
     return None
 
 
-def _check_urdf(shape: Urdf, base_dir: str | None) -> None:
-    """Refuse a URDF body whose file is missing or is not URDF: XML whose root element is
-    ``<robot>`` (only the root is read, so this is cheap; PyBullet may still refuse the rest,
-    which the engine reports naming the file)."""
+def _check_urdf(shape: Urdf, base_dir: str | None) -> Path:
+    """The resolved file of a URDF body; refuses one that is missing or is not URDF: XML whose
+    root element is ``<robot>`` (only the root is read, so this is cheap; PyBullet may still
+    refuse the rest, which the engine reports naming the file)."""
     path = resolve_file(shape.file, base_dir)
     if path is None:
         raise PydanticCustomError(
@@ -443,6 +540,7 @@ def _check_urdf(shape: Urdf, base_dir: str | None) -> None:
             "'{file}' is not a URDF file: its root element is <{root}>, expected <robot>",
             {"file": shape.file, "root": root},
         )
+    return path
 
 
 def _mesh_properties(shape: Mesh, base_dir: str | None):
@@ -512,6 +610,35 @@ def shape_hull_vertices(shape, base_dir: str | None) -> np.ndarray:
     else:
         mesh = trimesh.creation.capsule(height=shape.length, radius=shape.radius, count=[16, 16])
     return np.asarray(mesh.vertices)
+
+
+def urdf_link_hull_vertices(collisions) -> np.ndarray:
+    """Vertices, shape (k, 3), m, link frame, whose convex hull holds a URDF link's collision
+    geometries (:class:`~workbench.scene.urdf.UrdfCollision`: boxes, spheres, cylinders,
+    capsules and meshes at their origins, as :func:`shape_hull_vertices` makes them): the
+    default centre-of-mass domain and inertia bound of a random link, as a body's shape is a
+    body's. Raises ``ValueError`` for a link without collision geometry or a mesh that cannot
+    be read."""
+    parts = []
+    for col in collisions:
+        if col.geometry == "box":
+            shape = Box(type="box", size=col.size)
+        elif col.geometry == "sphere":
+            shape = Sphere(type="sphere", radius=col.size[0])
+        elif col.geometry == "cylinder":
+            shape = Cylinder(type="cylinder", radius=col.size[0], length=col.size[1])
+        elif col.geometry == "capsule":
+            shape = Capsule(type="capsule", radius=col.size[0], length=col.size[1])
+        else:
+            if not Path(col.filename).is_file():
+                raise ValueError(f"collision mesh '{col.filename}' not found")
+            shape = Mesh(type="mesh", file=col.filename, scale=col.size)
+        local = shape_hull_vertices(shape, None)
+        R = Rotation.from_euler("xyz", col.rpy).as_matrix()  # URDF rpy: fixed x, y, z axes
+        parts.append(local @ R.T + np.asarray(col.xyz, dtype=float))
+    if not parts:
+        raise ValueError("the link has no collision geometry")
+    return np.concatenate(parts)
 
 
 def mesh_triangles(path: str | Path, scale=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:

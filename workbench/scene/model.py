@@ -23,7 +23,16 @@ import copy
 import math
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from workbench.errors import SceneError
 from workbench.scene import fields
@@ -44,6 +53,13 @@ from workbench.scene.bodies import (
 )
 from workbench.scene.connections import Joint, Prescribed, Spring
 from workbench.scene.fields import WORLD, Name, NonNegFloat, PosFloat, StrictModel, Vec3
+from workbench.scene.links import (
+    TrackedJoint,
+    TrackedLink,
+    link_names_of,
+    tracked_joints,
+    tracked_links,
+)
 from workbench.scene.parameters import apply_overrides, substitute_parameters
 from workbench.scene.random_inputs import (
     DISTRIBUTIONS,
@@ -64,6 +80,8 @@ __all__ = [
     "MAX_GRAVITY",
     "MAX_STEP_COUNT",
     "scene_from_dict",
+    "TrackedLink",
+    "TrackedJoint",
     # re-exported, in the order of the imports above
     "Body",
     "Box",
@@ -127,12 +145,28 @@ class Observer(StrictModel):
     ``point`` is in the body frame (m). ``kinetic_energy`` and ``contact_count`` without a body
     sum over the whole scene. ``euler_angles`` are extrinsic x-y-z (roll, pitch, yaw), rad.
     Accelerations are the velocity change of the recorded step divided by dt.
+
+    ``link`` names a link of a URDF ``body`` (its name in the URDF file): the channel is then
+    that link's (its tracked row ``"<body>/<link>"``; ``point`` in the URDF link frame); the
+    base link's name stands for the body itself. ``contact_count`` takes no link.
     """
 
     name: Name
     quantity: str
     body: str | None = None
     point: Vec3 | None = None
+    link: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_link(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        # no "link": null in dumps: a scene without links stores the same scene_json (and so
+        # the same file bytes) as before observers took a link
+        data = handler(self)
+        if data.get("link") is None:
+            data.pop("link", None)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Observer:
@@ -148,6 +182,11 @@ class Observer(StrictModel):
             raise ValueError(f"'{self.quantity}' needs a 'point' (body frame, m)")
         if not uses_point and self.point is not None:
             raise ValueError(f"'{self.quantity}' takes no 'point'")
+        if self.link is not None:
+            if self.body is None:
+                raise ValueError("a 'link' needs the 'body' (a URDF model) it belongs to")
+            if self.quantity == "contact_count":
+                raise ValueError("'contact_count' counts the contacts of a whole body; no 'link'")
         return self
 
 
@@ -231,7 +270,7 @@ class Scene(StrictModel):
         return v
 
     @model_validator(mode="after")
-    def _cross_references(self) -> Scene:
+    def _cross_references(self, info: ValidationInfo) -> Scene:
         if not self.bodies:
             raise ValueError("'bodies' must list at least one body")
         names = [b.name for b in self.bodies]
@@ -265,6 +304,16 @@ class Scene(StrictModel):
             obs_seen.add(o.name)
             if o.body is not None:
                 _check_ref(names, o.body, ("observers", i, "body"), allow_world=False)
+            if o.link is not None:
+                base_dir = (info.context or {}).get("base_dir")
+                links = link_names_of(self.bodies[names.index(o.body)], base_dir)
+                if o.link not in links:
+                    what = f"one of its links: {', '.join(links)}" if links else "a URDF body"
+                    raise _at(
+                        ("observers", i, "link"),
+                        f"body '{o.body}' has no link '{o.link}'; expected {what}"
+                        f"{fields.did_you_mean(o.link, links)}",
+                    )
         out_seen: set[str] = set()
         for i, o in enumerate(self.outputs):
             name = o.get("name")
@@ -283,6 +332,38 @@ class Scene(StrictModel):
     @property
     def body_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bodies)
+
+    @property
+    def links(self) -> tuple[TrackedLink, ...]:
+        """The tracked links of the URDF bodies: rows after the scene's bodies
+        (:mod:`workbench.scene.links`); empty without URDF links."""
+        cached = self.__dict__.get("_links")
+        if cached is None:
+            cached = tracked_links(self.bodies, self.base_dir)
+            object.__setattr__(self, "_links", cached)
+        return cached
+
+    @property
+    def tracked_joints(self) -> tuple[TrackedJoint, ...]:
+        """The moving joints of the tracked links, in link order."""
+        return tracked_joints(self.links)
+
+    @property
+    def tracked_names(self) -> tuple[str, ...]:
+        """Names of every recorded row: the bodies, then the links (``"<body>/<link>"``)."""
+        return self.body_names + tuple(link.name for link in self.links)
+
+    def row_of(self, body: str, link: str | None = None) -> int:
+        """Row of ``body`` (or of its URDF ``link``; the base link is the body's row)."""
+        j = self.body_names.index(body)
+        if link is None:
+            return j
+        for k, tracked in enumerate(self.links):
+            if tracked.body == body and tracked.link == link:
+                return len(self.bodies) + k
+        if link in link_names_of(self.bodies[j], self.base_dir):
+            return j  # the base link
+        raise KeyError(f"body {body!r} has no link {link!r}")
 
     def body(self, name: str) -> Body:
         for b in self.bodies:

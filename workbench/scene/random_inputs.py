@@ -9,10 +9,16 @@ These types only declare and check the laws; sampling is ``uncertainty/random_bo
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import field_validator, model_validator
+from pydantic import (
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from uncertainty.random_body import MAX_DISPERSION  # δ < 1/√2, Batou & Soize 2012 Eq. 17
@@ -25,8 +31,13 @@ __all__ = [
     "MassUncertainty",
     "ComUncertainty",
     "InertiaUncertainty",
+    "LinkUncertainty",
     "BodyUncertainty",
+    "ALL_LINKS",
 ]
+
+#: ``uncertainty.links: all``: every link with mass of a URDF body takes the body's laws.
+ALL_LINKS = "all"
 
 #: Names of the scalar distributions a parameter may follow.
 DISTRIBUTIONS = ("normal", "lognormal", "uniform", "gamma", "truncnormal")
@@ -183,15 +194,22 @@ class InertiaUncertainty(StrictModel):
         return self
 
 
-class BodyUncertainty(StrictModel):
-    """What is random about a body in ensembles; M, R0 and G are independent."""
+class LinkUncertainty(StrictModel):
+    """What is random about one rigid part (a body, or one link of a URDF body) in ensembles;
+    M, R0 and G are independent (Batou & Soize 2012, §3.1)."""
 
     mass: MassUncertainty | None = None
     com: ComUncertainty | None = None
     inertia: InertiaUncertainty | None = None
 
-    def check_nominal(self, mass: float, com, inertia: np.ndarray) -> None:
-        """Admissibility against the body's nominal mass properties.
+    @property
+    def is_empty(self) -> bool:
+        return self.mass is None and self.com is None and self.inertia is None
+
+    def check_nominal(
+        self, mass: float, com, inertia: np.ndarray, where: str = "uncertainty"
+    ) -> None:
+        """Admissibility against the part's nominal mass properties.
 
         Parameters
         ----------
@@ -201,6 +219,9 @@ class BodyUncertainty(StrictModel):
             Nominal centre of mass, body frame, m.
         inertia : ndarray, shape (3, 3)
             Nominal inertia about the centre of mass, body frame, kg·m².
+        where : str
+            The field path the messages start with (``uncertainty``,
+            ``uncertainty.links.<name>``).
 
         Raises
         ------
@@ -212,9 +233,9 @@ class BodyUncertainty(StrictModel):
         if self.com is not None and not self.com.contains(r0, com):
             raise PydanticCustomError(
                 "uncertainty",
-                "uncertainty.com: the nominal centre of mass {r0} must lie strictly inside the "
+                "{where}.com: the nominal centre of mass {r0} must lie strictly inside the "
                 "{domain} domain (Batou & Soize Eq. 18: its mean is the nominal value)",
-                {"r0": np.round(r0, 9).tolist(), "domain": self.com.domain},
+                {"where": where, "r0": np.round(r0, 9).tolist(), "domain": self.com.domain},
             )
         if self.inertia is not None and self.inertia.z_max is not None:
             J = inertia
@@ -223,7 +244,44 @@ class BodyUncertainty(StrictModel):
             if gap[0] <= 0.0:
                 raise PydanticCustomError(
                     "uncertainty",
-                    "uncertainty.inertia.z_max: expected Z_max - Z_bar positive definite (Z_max "
+                    "{where}.inertia.z_max: expected Z_max - Z_bar positive definite (Z_max "
                     "above the nominal Z_bar = (tr(J)/2 I - J)/m = {z}), got eigenvalues {gap}",
-                    {"z": np.round(z_bar, 6).tolist(), "gap": np.round(gap, 6).tolist()},
+                    {
+                        "where": where,
+                        "z": np.round(z_bar, 6).tolist(),
+                        "gap": np.round(gap, 6).tolist(),
+                    },
                 )
+
+
+class BodyUncertainty(LinkUncertainty):
+    """What is random about a body in ensembles; M, R0 and G are independent.
+
+    On a URDF body, ``mass``, ``com`` and ``inertia`` are those of its base link, and ``links``
+    adds other links: a mapping of link name to :class:`LinkUncertainty`, or ``all`` for every
+    link with mass taking the body's own blocks (each link's URDF inertial as its nominal
+    value). Resolved against the URDF by :class:`~workbench.scene.bodies.Body`.
+    """
+
+    links: dict[str, LinkUncertainty] | Literal["all"] | None = None
+
+    @field_validator("links", mode="before")
+    @classmethod
+    def _all_or_mapping(cls, v: Any) -> Any:
+        if v is None or v == ALL_LINKS or isinstance(v, dict):
+            return v  # a mapping's errors then name the link and its field
+        raise ValueError(
+            f"expected '{ALL_LINKS}' or a mapping of link name to its blocks (mass, com, "
+            f"inertia), got {v!r}"
+        )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_links(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        # no "links": null in dumps: a scene without URDF links stores the same scene_json (and
+        # so the same file bytes) as before bodies had links
+        data = handler(self)
+        if data.get("links") is None:
+            data.pop("links", None)
+        return data

@@ -15,13 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.scene.model import Body, Settings
+from workbench.scene.bodies import JointControl
+from workbench.scene.model import Body, Material, Settings
 from workbench.sim.frames import z_to
 
 __all__ = [
     "ShapeArguments",
     "shape_arguments",
     "dynamics_arguments",
+    "BODY_WIDE_DYNAMICS",
+    "motor_arguments",
     "MAX_SPEED",
     "PLANE_BOX_HALF",
     "PLANE_BOX_DEPTH",
@@ -155,18 +158,50 @@ def shape_arguments(
     return ShapeArguments(col_geom, ckw, concave, geom, vkw, colour)
 
 
-def dynamics_arguments(body: Body, settings: Settings) -> dict:
-    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material, and
-    the scene's contact processing threshold if it sets one."""
+#: ``changeDynamics`` keywords that set a whole multibody (Bullet keeps them on the btMultiBody,
+#: not per link). Measured with PyBullet 3.2.7: a call for link k >= 0 holding any of them sets
+#: its other values (friction, restitution) on the *base* instead of link k, so links are given
+#: only their material, and these go with the base's call.
+BODY_WIDE_DYNAMICS = ("linearDamping", "angularDamping", "maxJointVelocity")
+
+
+def dynamics_arguments(body: Body, settings: Settings, material: Material | None = None) -> dict:
+    """``changeDynamics`` settings every body gets: no damping, no speed cap, its material (or
+    ``material``: a URDF link's own, ``shape.links.<name>.material``), and the scene's contact
+    processing threshold if it sets one. A URDF link's call takes them without
+    :data:`BODY_WIDE_DYNAMICS`."""
+    material = body.material if material is None else material
     dyn = dict(
         linearDamping=0.0,
         angularDamping=0.0,
         maxJointVelocity=MAX_SPEED,
-        lateralFriction=body.material.friction,
-        rollingFriction=body.material.rolling_friction,
-        spinningFriction=body.material.spinning_friction,
-        restitution=body.material.restitution,
+        lateralFriction=material.friction,
+        rollingFriction=material.rolling_friction,
+        spinningFriction=material.spinning_friction,
+        restitution=material.restitution,
     )
     if settings.contact_processing_threshold is not None:
         dyn["contactProcessingThreshold"] = settings.contact_processing_threshold
     return dyn
+
+
+def motor_arguments(p, control: JointControl) -> dict:
+    """``setJointMotorControl2`` keywords (after body and joint) of a URDF joint's ``control``:
+    ``p`` is the PyBullet module, for its mode constants. PyBullet's own gains apply where the
+    scene gives none (0.1 and 1 for position control)."""
+    if control.mode == "position":
+        kw = dict(
+            controlMode=p.POSITION_CONTROL,
+            targetPosition=control.target,
+            targetVelocity=0.0,
+            force=control.max_force,
+        )
+    else:
+        kw = dict(
+            controlMode=p.VELOCITY_CONTROL, targetVelocity=control.target, force=control.max_force
+        )
+    if control.position_gain is not None:
+        kw["positionGain"] = control.position_gain
+    if control.velocity_gain is not None:
+        kw["velocityGain"] = control.velocity_gain
+    return kw

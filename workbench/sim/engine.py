@@ -35,10 +35,17 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from workbench.errors import SceneError
+from workbench.errors import SceneError, SimulationError
 from workbench.scene.inertia import principal_frame
 from workbench.scene.model import WORLD, Body, Joint, Scene, resolve_file
-from workbench.sim.arguments import body_colour, dynamics_arguments, shape_arguments
+from workbench.scene.urdf import UrdfError, urdf_with_inertials
+from workbench.sim.arguments import (
+    BODY_WIDE_DYNAMICS,
+    body_colour,
+    dynamics_arguments,
+    motor_arguments,
+    shape_arguments,
+)
 from workbench.sim.frames import BodyFrame, body_orientation, mass_overrides_from_params, z_to
 from workbench.sim.points import contact_arrays
 from workbench.sim.springs import SpringLaw
@@ -119,6 +126,20 @@ def _flush_c_stdout() -> None:
         ctypes.CDLL(None).fflush(None)
 
 
+#: Relative tolerance of the check that PyBullet holds a random link's written mass, centre of
+#: mass and principal moments: exact for ``global_scaling`` 1 (``repr`` floats round-trip); a
+#: few ulp otherwise (the file holds com / s, which PyBullet multiplies back by s).
+_URDF_INERTIAL_RTOL = 1e-14
+
+
+def _urdf_indices(p, c: int, uid: int) -> dict[str, int]:
+    """Link name -> PyBullet link index (-1 for the base) of a loaded URDF body."""
+    out = {p.getBodyInfo(uid, physicsClientId=c)[0].decode("utf-8"): -1}
+    for i in range(p.getNumJoints(uid, physicsClientId=c)):
+        out[p.getJointInfo(uid, i, physicsClientId=c)[12].decode("utf-8")] = i
+    return out
+
+
 #: Names of the first entries of ``getDynamicsInfo`` (:meth:`Engine.dynamics_info`).
 _DYNAMICS_INFO = ("mass", "friction", "inertia_diagonal", "inertial_position")
 _DYNAMICS_INFO += ("inertial_orientation", "restitution", "rolling_friction", "spinning_friction")
@@ -158,7 +179,14 @@ class Engine:
         places bodies and queries contacts without stepping, needs this.
     mass_overrides : dict, optional
         Per body name: ``{"mass": float, "com": (3,), "inertia": (3, 3)}`` replacing the scene's
-        mass properties (sampled realizations use this).
+        mass properties (sampled realizations use this). For a URDF body these are its base
+        link's, and ``"links"`` maps the name of another random link to its ``{"mass", "com",
+        "inertia"}`` in the link frame (:class:`~workbench.ensemble.realization.Realization`).
+        A URDF body with random links (``Body.random_links``) is loaded from a private copy of
+        its file whose random links' ``<inertial>`` hold these values, or the URDF's own where
+        none is given (so the nominal run loads the same kind of copy as every realization),
+        with ``URDF_USE_INERTIA_FROM_FILE``; ``getDynamicsInfo`` is checked to hold exactly the
+        written mass, centre of mass and principal moments.
 
     Notes
     -----
@@ -226,29 +254,51 @@ class Engine:
     def n_bodies(self) -> int:
         return len(self._uids)
 
-    def state(self) -> State:
-        """Current :class:`State` of all bodies (body-frame orientation, COM position)."""
-        pos, q_in, v, w = self.read_raw()
+    def state(self, links: bool = False) -> State:
+        """Current :class:`State` of all bodies (body-frame orientation, COM position); with
+        ``links``, the rows of the scene's tracked URDF links follow (``Scene.tracked_names``)."""
+        pos, q_in, v, w = self.read_raw(links)
         q_body = self.body_orientation(q_in)
         return State(pos, q_body, v, w)
 
-    def read_raw(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """COM positions, *inertial-frame* quaternions, linear and angular velocities, (n, k)."""
+    def read_raw(
+        self, links: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """COM positions, *inertial-frame* quaternions, linear and angular velocities, (n, k);
+        with ``links``, the tracked links' rows follow (:meth:`link_reader`)."""
         p, c = self._p, self._client
         n = len(self._uids)
         pos, q, v, w = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
         for j, uid in enumerate(self._uids):
             pos[j], q[j] = p.getBasePositionAndOrientation(uid, physicsClientId=c)
             v[j], w[j] = p.getBaseVelocity(uid, physicsClientId=c)
+        if links and self.scene.links:
+            rows = np.asarray(self.link_reader()(), dtype=float).reshape(-1, 13)
+            pos, q = np.vstack([pos, rows[:, 0:3]]), np.vstack([q, rows[:, 3:7]])
+            v, w = np.vstack([v, rows[:, 7:10]]), np.vstack([w, rows[:, 10:13]])
         return pos, q, v, w
 
     def body_orientation(self, q_inertial: np.ndarray) -> np.ndarray:
-        """Convert inertial-frame quaternions, shape (..., n, 4), to body-frame ones."""
-        return body_orientation(q_inertial, self.frames)
+        """Convert inertial-frame quaternions, shape (..., n, 4), to body-frame ones; rows past
+        the scene's bodies are the tracked links' (to their URDF link frames)."""
+        q_inertial = np.asarray(q_inertial, dtype=float)
+        if q_inertial.shape[-2] == len(self.frames):
+            return body_orientation(q_inertial, self.frames)
+        return body_orientation(q_inertial, self.frames + self.link_frames())
 
-    def set_state(self, state: State) -> None:
-        """Place every body at ``state`` (used by replay and the reverse stepper)."""
+    def set_state(
+        self,
+        state: State,
+        joint_position: np.ndarray | None = None,
+        joint_velocity: np.ndarray | None = None,
+    ) -> None:
+        """Place every body at ``state`` (used by replay and the reverse stepper). Rows past the
+        scene's bodies (tracked links) are not set: links follow their base and the joint
+        states, set when ``joint_position`` (and ``joint_velocity``; zero without) are given,
+        shape (n_joints,) in ``Scene.tracked_joints`` order (:meth:`set_joint_states`)."""
         p, c = self._p, self._client
+        if joint_position is not None:
+            self.set_joint_states(joint_position, joint_velocity)
         for j, uid in enumerate(self._uids):
             q_in = (
                 Rotation.from_quat(state.orientation[j])
@@ -317,10 +367,19 @@ class Engine:
     # ------------------------------------------------------------------ fast readers
     # Built once per run: each holds the bound PyBullet functions, so a call costs the PyBullet
     # reads it makes and nothing more (the forward run's recording loop is benchmarked).
-    def state_reader(self, bodies: Sequence[int]) -> Callable[[], list[float]]:
+    def state_reader(self, bodies: Sequence[int], links: bool = False) -> Callable[[], list[float]]:
         """A function returning the raw state of ``bodies`` now, as one flat list of 13 floats
         per body: centre-of-mass position (3), *inertial-frame* quaternion (4), linear (3) and
-        angular (3) velocity. Two PyBullet calls per body."""
+        angular (3) velocity. Two PyBullet calls per body. With ``links`` (and a scene with
+        tracked links), the links' 13 floats follow (:meth:`link_reader`); without, the function
+        is the bodies' alone, whatever the scene."""
+        if links and self.scene.links:
+            read_bodies, read_links = self.state_reader(bodies), self.link_reader()
+
+            def read_all() -> list[float]:
+                return read_bodies() + read_links()
+
+            return read_all
         get_pose, get_vel = self._p.getBasePositionAndOrientation, self._p.getBaseVelocity
         c, uids = self._client, [self._uids[j] for j in bodies]
 
@@ -337,18 +396,148 @@ class Engine:
 
         return read
 
-    def velocity_reader(self, bodies: Sequence[int]) -> Callable[[], tuple[np.ndarray, ...]]:
+    def velocity_reader(
+        self, bodies: Sequence[int], links: bool = False
+    ) -> Callable[[], tuple[np.ndarray, ...]]:
         """A function returning the linear and angular velocities of ``bodies`` now, two arrays
-        of shape (len(bodies), 3), m/s and rad/s. One PyBullet call per body."""
+        of shape (len(bodies), 3), m/s and rad/s. One PyBullet call per body. With ``links``
+        (and a scene with tracked links), the links' rows follow: one more call per URDF body."""
         get_vel, c = self._p.getBaseVelocity, self._client
         uids, m = [self._uids[j] for j in bodies], len(bodies)
+        link_rows = self.link_reader() if links and self.scene.links else None
 
         def read() -> tuple[np.ndarray, np.ndarray]:
             vw = [get_vel(u, physicsClientId=c) for u in uids]
             v = np.array([a for a, _ in vw]).reshape(m, 3)
             return v, np.array([b for _, b in vw]).reshape(m, 3)
 
+        if link_rows is None:
+            return read
+
+        def read_with_links() -> tuple[np.ndarray, np.ndarray]:
+            v, w = read()
+            rows = np.asarray(link_rows()).reshape(-1, 13)
+            return np.vstack([v, rows[:, 7:10]]), np.vstack([w, rows[:, 10:13]])
+
+        return read_with_links
+
+    # ------------------------------------------------------------------ URDF links and joints
+    # The links of URDF bodies other than their base are tracked rows after the scene's bodies
+    # (workbench/scene/links.py); PyBullet's link i is the scene's link of index i (the order
+    # workbench/scene/urdf.py reads, checked against getJointInfo here).
+    def _tracked(self) -> list[tuple[int, list[int]]]:
+        """Per URDF body with tracked links, in row order: its uid and its link indices."""
+        groups: dict[int, list[int]] = {}
+        for link in self.scene.links:
+            groups.setdefault(link.body_index, []).append(link.index)
+        p, c = self._p, self._client
+        out = []
+        for j, indices in groups.items():
+            uid = self._uids[j]
+            n = p.getNumJoints(uid, physicsClientId=c)
+            names = [
+                p.getJointInfo(uid, i, physicsClientId=c)[12].decode("utf-8") for i in range(n)
+            ]
+            expected = [link.link for link in self.scene.links if link.body_index == j]
+            if names != expected:
+                raise SceneError(
+                    self.scene.source,
+                    f"bodies.{self.scene.bodies[j].name}.shape.file",
+                    f"PyBullet's links ({', '.join(names)}) are not the URDF's as read "
+                    f"({', '.join(expected)})",
+                )
+            out.append((uid, indices))
+        return out
+
+    def link_reader(self) -> Callable[[], list[float]]:
+        """A function returning the tracked links' states now, one flat list of 13 floats per
+        link in row order, as :meth:`state_reader`'s: centre-of-mass position
+        (``linkWorldPosition``), *inertial-frame* quaternion (``linkWorldOrientation``; the link
+        frame's is that times the inverse of the link's local inertial frame,
+        :meth:`link_frames`, which :meth:`body_orientation` applies: PyBullet's own
+        ``worldLinkFrameOrientation`` is rounded to single precision, measured 2e-7),
+        centre-of-mass velocity and world angular velocity (``computeLinkVelocity=1``). One
+        ``getLinkStates`` call per URDF body, with ``computeForwardKinematics=1``: the poses of
+        the state PyBullet holds now, also after a reset of joints or base."""
+        get_states, c = self._p.getLinkStates, self._client
+        groups = self._tracked()
+
+        def read() -> list[float]:
+            row: list[float] = []
+            for uid, indices in groups:
+                for s in get_states(
+                    uid, indices, computeLinkVelocity=1, computeForwardKinematics=1,
+                    physicsClientId=c,
+                ):  # fmt: skip
+                    row += s[0]
+                    row += s[1]
+                    row += s[6]
+                    row += s[7]
+            return row
+
         return read
+
+    def link_frames(self) -> list[BodyFrame]:
+        """Where each tracked link's inertial frame sits in its URDF link frame, with its mass
+        properties (``getDynamicsInfo``: mass, local inertia diagonal, local inertial frame), for
+        link orientations, kinetic energies and point observers."""
+        p, c = self._p, self._client
+        out = []
+        for uid, indices in self._tracked():
+            for i in indices:
+                info = p.getDynamicsInfo(uid, i, physicsClientId=c)
+                mass, moments = float(info[0]), np.asarray(info[2], dtype=float)
+                com, q_p = np.asarray(info[3], dtype=float), np.asarray(info[4], dtype=float)
+                if not np.any(q_p):
+                    q_p = np.array([0.0, 0.0, 0.0, 1.0])
+                Rp = Rotation.from_quat(q_p).as_matrix()
+                J = Rp @ np.diag(moments) @ Rp.T
+                out.append(BodyFrame(com, q_p, moments, J, mass))
+        return out
+
+    def _joint_ids(self) -> list[tuple[int, int]]:
+        """(uid, PyBullet joint index) of each of ``Scene.tracked_joints``."""
+        return [(self._uids[j.link.body_index], j.link.index) for j in self.scene.tracked_joints]
+
+    def joint_reader(self) -> Callable[[], list[float]]:
+        """A function returning the tracked joints' positions then velocities now (rad or m,
+        rad/s or m/s), ``2 n_joints`` floats. One ``getJointStates`` call per URDF body."""
+        get_states, c = self._p.getJointStates, self._client
+        groups: dict[int, list[int]] = {}
+        for uid, i in self._joint_ids():
+            groups.setdefault(uid, []).append(i)
+        items = list(groups.items())
+
+        def read() -> list[float]:
+            q: list[float] = []
+            qd: list[float] = []
+            for uid, indices in items:
+                for s in get_states(uid, indices, physicsClientId=c):
+                    q.append(s[0])
+                    qd.append(s[1])
+            return q + qd
+
+        return read
+
+    def link_aabb(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """World axis-aligned bounding box (lower, upper corners, (3,) each, m) of the collision
+        shapes of tracked link ``k`` (``Scene.links[k]``) in the current state."""
+        link = self.scene.links[k]
+        uid = self._uids[link.body_index]
+        lo, hi = self._p.getAABB(uid, link.index, physicsClientId=self._client)
+        return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+    def set_joint_states(self, position: np.ndarray, velocity: np.ndarray | None = None) -> None:
+        """Set the tracked joints (``Scene.tracked_joints`` order) to ``position`` and
+        ``velocity`` (zero when None), shape (n_joints,) each (``resetJointState``)."""
+        p, c = self._p, self._client
+        ids = self._joint_ids()
+        position = np.asarray(position, dtype=float).reshape(len(ids))
+        velocity = (
+            np.zeros(len(ids)) if velocity is None else np.asarray(velocity, dtype=float)
+        ).reshape(len(ids))
+        for (uid, i), q, qd in zip(ids, position.tolist(), velocity.tolist(), strict=True):
+            p.resetJointState(uid, i, q, qd, physicsClientId=c)
 
     def contact_counter(self) -> Callable[[np.ndarray], int]:
         """A function ``count(per_body)`` that adds to ``per_body``, shape (n,), each body's
@@ -390,11 +579,14 @@ class Engine:
         """:meth:`set_pose` for each body index in ``bodies``, with ``positions`` (n, 3) and
         ``q_inertial`` (n, 4) given for those bodies, in one loop (the reverse stepper places
         every moving body before each contact query)."""
-        reset, c, uids = self._p.resetBasePositionAndOrientation, self._client, self._uids
+        reset, uids = self._p.resetBasePositionAndOrientation, self._uids
+        ids = [uids[j] for j in np.asarray(bodies, dtype=int).reshape(-1).tolist()]
         xs = np.asarray(positions, dtype=float).tolist()
         qs = np.asarray(q_inertial, dtype=float).tolist()
-        for j, x, q in zip(bodies, xs, qs, strict=True):
-            reset(uids[j], x, q, physicsClientId=c)
+        if not len(ids) == len(xs) == len(qs):
+            raise ValueError(f"{len(ids)} bodies, {len(xs)} positions, {len(qs)} orientations")
+        # one C-level loop; the client id passed by position (its keyword costs ~10% per call)
+        list(map(reset, ids, xs, qs, [self._client] * len(ids)))
 
     def detect_collisions(self) -> None:
         """Update the contact points for the bodies where they stand, without stepping."""
@@ -639,17 +831,21 @@ class Engine:
         p, c = self._p, self._client
         missing = f"URDF '{body.shape.file}' not found next to the scene or in PyBullet's data"
         path = self._shape_file(body, missing)
+        inertials = self._urdf_inertials(body)
+        flags = p.URDF_USE_INERTIA_FROM_FILE if body.shape.inertia == "file" else 0
         chatter: list[str] = []
         try:
-            with _captured_output(chatter):
-                uid = p.loadURDF(
-                    str(path),
-                    list(body.position),
-                    body.rotation.as_quat().tolist(),
-                    useFixedBase=body.fixed,
-                    globalScaling=body.shape.global_scaling,
-                    physicsClientId=c,
-                )
+            with self._urdf_copy(body, path, inertials) as load_path:
+                with _captured_output(chatter), self._uncached(bool(inertials)):
+                    uid = p.loadURDF(
+                        str(load_path),
+                        list(body.position),
+                        body.rotation.as_quat().tolist(),
+                        useFixedBase=body.fixed,
+                        globalScaling=body.shape.global_scaling,
+                        flags=flags,
+                        physicsClientId=c,
+                    )
         except p.error as exc:  # PyBullet says only "Cannot load URDF file."
             why = _urdf_problem("".join(chatter)) or " ".join(str(exc).split())
             raise SceneError(
@@ -659,15 +855,21 @@ class Engine:
             ) from None
         if chatter and chatter[0].strip():
             sys.stderr.write(chatter[0])  # a successful load's warnings, as PyBullet wrote them
+        links = _urdf_indices(p, c, uid)
+        if inertials:
+            self._check_urdf_inertials(body, uid, links, inertials)
         info = p.getDynamicsInfo(uid, -1, physicsClientId=c)
         mass, moments = float(info[0]), np.asarray(info[2], dtype=float)
         com, q_p = np.asarray(info[3], dtype=float), np.asarray(info[4], dtype=float)
         if not np.any(q_p):
             q_p = np.array([0.0, 0.0, 0.0, 1.0])
+        materials = {links[name]: ls.material for name, ls in body.shape.links.items()}
         for link in range(-1, p.getNumJoints(uid, physicsClientId=c)):
-            p.changeDynamics(
-                uid, link, physicsClientId=c, **dynamics_arguments(body, self.scene.settings)
-            )
+            dyn = dynamics_arguments(body, self.scene.settings, materials.get(link))
+            if link >= 0:  # else PyBullet puts the link's material on the base (measured)
+                dyn = {k: v for k, v in dyn.items() if k not in BODY_WIDE_DYNAMICS}
+            p.changeDynamics(uid, link, physicsClientId=c, **dyn)
+        self._set_urdf_joints(body, uid)
         if not body.fixed:
             p.resetBaseVelocity(
                 uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
@@ -675,6 +877,113 @@ class Engine:
         Rp = Rotation.from_quat(q_p).as_matrix()
         J = Rp @ np.diag(moments) @ Rp.T
         return uid, BodyFrame(com, q_p, moments, J, 0.0 if body.fixed else mass)
+
+    def _urdf_inertials(self, body: Body) -> dict[str, tuple]:
+        """Link name -> (mass, com, inertia) of a URDF body's random links: the realization's
+        values (``mass_overrides``, see :class:`Engine`), else the URDF's nominal ones, so the
+        nominal run loads the same rewritten file as every realization."""
+        over = self._mass_overrides.get(body.name, {})
+        out = {}
+        for link in body.random_links:
+            given = over if link.is_base else over.get("links", {}).get(link.name, {})
+            props = link.props
+            out[link.name] = (
+                float(given.get("mass", props.mass)),
+                np.asarray(given.get("com", props.com), dtype=float),
+                np.asarray(given.get("inertia", props.inertia_matrix), dtype=float),
+            )
+        return out
+
+    @contextlib.contextmanager
+    def _uncached(self, uncached: bool):
+        """Load files without PyBullet's file cache when ``uncached``: PyBullet keeps every
+        file it read by name, across ``resetSimulation`` (measured: a rewritten copy under the
+        same name loaded the first copy's masses), and a new name per realization grows the
+        cache and the load time with every realization (17 kB and about 1% per load of the
+        KUKA arm). Turning caching off empties the cache; it is turned on again after."""
+        if not uncached:
+            yield
+            return
+        p, c = self._p, self._client
+        p.setPhysicsEngineParameter(enableFileCaching=0, physicsClientId=c)
+        try:
+            yield
+        finally:
+            p.setPhysicsEngineParameter(enableFileCaching=1, physicsClientId=c)
+
+    @contextlib.contextmanager
+    def _urdf_copy(self, body: Body, path: Path, inertials: dict):
+        """The file to load: ``path`` itself without random links; else a private temporary
+        copy with their ``<inertial>`` replaced
+        (:func:`~workbench.scene.urdf.urdf_with_inertials`), deleted once PyBullet has read it
+        (PyBullet cannot move a link's inertial frame after loading)."""
+        if not inertials:
+            yield path
+            return
+        import tempfile
+
+        try:
+            text = urdf_with_inertials(path, inertials, body.shape.global_scaling)
+        except UrdfError as exc:
+            where = f"bodies.{body.name}.shape.file"
+            raise SceneError(self.scene.source, where, str(exc)) from None
+        fd, name = tempfile.mkstemp(prefix=f"workbench-{body.name}-", suffix=".urdf")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            yield Path(name)
+        finally:
+            os.unlink(name)
+
+    def _check_urdf_inertials(self, body: Body, uid: int, links: dict, inertials: dict) -> None:
+        """Check that PyBullet holds exactly the mass, centre of mass and principal moments
+        written for each random link (``getDynamicsInfo``); a SimulationError otherwise."""
+        p, c = self._p, self._client
+        for name, (mass, com, J) in inertials.items():
+            info = p.getDynamicsInfo(uid, links[name], physicsClientId=c)
+            moments, _ = principal_frame(J)
+            got = np.concatenate([[info[0]], info[3], info[2]])
+            want = np.concatenate([[mass], com, moments])
+            if np.any(np.abs(got - want) > _URDF_INERTIAL_RTOL * np.abs(want)):
+                raise SimulationError(
+                    f"{body.name}: link '{name}': PyBullet holds mass, com, moments "
+                    f"{got.tolist()} instead of the sampled {want.tolist()}"
+                )
+
+    def _set_urdf_joints(self, body: Body, uid: int) -> None:
+        """Joint damping, limits, initial positions and motors of a URDF body's revolute,
+        continuous and prismatic joints, from ``shape.joints`` over the URDF's values. A joint
+        without ``control`` gets a velocity motor of target 0 and maximum force its friction
+        (the scene's, else the URDF's ``<dynamics friction>``, else 0: a free joint), in place
+        of PyBullet's default motors, which hold every joint."""
+        p, c = self._p, self._client
+        for i in range(p.getNumJoints(uid, physicsClientId=c)):
+            info = p.getJointInfo(uid, i, physicsClientId=c)
+            if info[2] not in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
+                continue
+            js = body.shape.joints.get(info[1].decode("utf-8"))
+            friction = float(info[7])  # the URDF's <dynamics friction>, 0 when it has none
+            if js is not None:
+                dyn = {}
+                if js.damping is not None:
+                    dyn["jointDamping"] = js.damping
+                if js.lower is not None or js.upper is not None:
+                    dyn["jointLowerLimit"] = js.lower if js.lower is not None else info[8]
+                    dyn["jointUpperLimit"] = js.upper if js.upper is not None else info[9]
+                if dyn:
+                    p.changeDynamics(uid, i, physicsClientId=c, **dyn)
+                if js.initial_position is not None:
+                    p.resetJointState(uid, i, js.initial_position, 0.0, physicsClientId=c)
+                if js.friction is not None:
+                    friction = js.friction
+                if js.control is not None:
+                    p.setJointMotorControl2(
+                        uid, i, physicsClientId=c, **motor_arguments(p, js.control)
+                    )
+                    continue
+            p.setJointMotorControl2(
+                uid, i, p.VELOCITY_CONTROL, targetVelocity=0.0, force=friction, physicsClientId=c
+            )
 
     # ------------------------------------------------------------------ joints
     def _pose(self, name: str) -> tuple[int, np.ndarray, Rotation]:

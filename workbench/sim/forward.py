@@ -161,7 +161,7 @@ def run_size_problem(scene: Scene) -> str | None:
             f"(about {_duration_text(MAX_STEPS / STEPS_PER_SECOND)})"
         )
     records = steps // st.record_every + 1
-    n = len(scene.bodies)
+    n = len(scene.tracked_names)  # the bodies and the tracked links of URDF bodies
     size = records * n * RECORD_VALUES * 8
     if size > MAX_RECORD_BYTES:
         return (
@@ -273,17 +273,23 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
     need_acc = any(o.quantity in _ACCELERATIONS for o in scene.observers)
     # Contact counts cost one getContactPoints call per record: only when an observer asks.
     need_contacts = any(o.quantity == "contact_count" for o in scene.observers)
-    # Static bodies never move: read them once, not at every record.
+    # Static bodies never move: read them once, not at every record. The tracked links of URDF
+    # bodies (rows n, n + 1, ... : workbench/scene/links.py) are read at every record, after them.
     moving = [j for j, f in enumerate(engine.frames) if f.mass > 0]
-    m = len(moving)
+    n_links = len(scene.links)
+    tracked = moving + list(range(n, n + n_links))
+    m = len(tracked)
     rows: list[list[float]] = []  # per record: 13 floats (x, q, v, w) per moving body
     acc = np.zeros((nt, m, 3)) if need_acc else None
     alp = np.zeros((nt, m, 3)) if need_acc else None
     contacts = np.zeros((nt, n), dtype=np.int64)
     contact_total = np.zeros(nt, dtype=np.int64)
     # Readers built once: the same PyBullet calls per record as a bare loop's.
-    read_row = engine.state_reader(moving)
-    read_velocities = engine.velocity_reader(moving)
+    read_row = engine.state_reader(moving, links=True)
+    read_velocities = engine.velocity_reader(moving, links=True)
+    joint_rows: list[list[float]] = []  # per record: joint positions, then velocities
+    if scene.tracked_joints:  # scenes without URDF joints keep the bare reader
+        read_row = _with_joints(read_row, engine.joint_reader(), joint_rows)
     count_contacts = engine.contact_counter() if need_contacts else None
 
     def record(k: int) -> None:
@@ -351,24 +357,25 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
     flat = np.asarray(rows, dtype=float).reshape(len(rows), m, 13)
     if status != "ok":
         message = _nonfinite_message(
-            scene, [scene.bodies[j].name for j in moving], flat[n_ok], times[n_ok]
+            scene, [scene.tracked_names[j] for j in tracked], flat[n_ok], times[n_ok]
         )
         if n_ok == 0:  # nothing to keep: the scene's own initial state is not a motion
             row = flat[0]
             j = int(np.flatnonzero(_state_problems(row[None])[0])[0])
             raise SceneError(
                 scene.source,
-                f"bodies[{moving[j]}]",
+                f"bodies[{tracked[j]}]" if tracked[j] < n else "bodies",
                 f"its initial state in PyBullet is a {_state_problem_text(row[j : j + 1])}; "
                 f"expected a centre of mass within {MAX_COORDINATE:g} m and finite velocities",
             )
     flat = flat[:n_ok]
-    pos, q_in, vel, omg = _fill_static(engine, moving, flat)
+    pos, q_in, vel, omg = _fill_static(engine, moving, flat, n_links)
     if need_acc:
-        acc, alp = _expand(acc[:n_ok], moving, n), _expand(alp[:n_ok], moving, n)
+        acc = _expand(acc[:n_ok], tracked, n + n_links)
+        alp = _expand(alp[:n_ok], tracked, n + n_links)
     sl = slice(0, n_ok)
     q_body = engine.body_orientation(q_in)
-    frames = engine.frames
+    frames = engine.frames + (engine.link_frames() if n_links else [])
     mass = np.array([f.mass for f in frames])
     inertia = np.stack([f.inertia for f in frames])
     ke = kinetic_energy(mass, inertia, q_body, vel, omg)
@@ -384,12 +391,14 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         "contacts": contacts[sl],
         "contact_total": contact_total[sl],
     }
-    names = scene.body_names
+    if n_links:  # contacts are counted per body: a link's are its body's
+        rec["contacts"] = np.concatenate([contacts[sl], np.zeros((n_ok, n_links), np.int64)], 1)
+    names = scene.tracked_names
     observers, info = {}, {}
     for o in scene.observers:
-        j = names.index(o.body) if o.body is not None else None
+        j = scene.row_of(o.body, o.link) if o.body is not None else None
         observers[o.name] = observer_channel(o, j, rec)
-        info[o.name] = observer_info(o)
+        info[o.name] = observer_info(o, names[j] if j is not None else None)
     diagnostics = {"kinetic_energy": ke.sum(axis=1)}
     if need_contacts:
         diagnostics["contact_count"] = contact_total[sl].astype(float)
@@ -412,27 +421,51 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         params=params,
         status=status,
         message=message,
+        **_links_and_joints(scene, joint_rows[:n_ok]),
     )
 
 
-def _fill_static(engine: Engine, moving: list[int], flat: np.ndarray):
-    """Full (nt, n, k) state arrays: recorded moving bodies plus constant static bodies."""
+def _with_joints(read_row, read_joints, joint_rows: list):
+    """``read_row`` that also appends the joint states of the record to ``joint_rows``."""
+
+    def read() -> list[float]:
+        joint_rows.append(read_joints())
+        return read_row()
+
+    return read
+
+
+def _links_and_joints(scene: Scene, joint_rows: list) -> dict:
+    """The ``link_info``, ``joint_info`` and joint arrays (nt, n_joints) of a trajectory."""
+    joints = scene.tracked_joints
+    out: dict = {"link_info": {link.name: link.info() for link in scene.links}}
+    out["joint_info"] = {j.name: j.info() for j in joints}
+    if joints:
+        qs = np.asarray(joint_rows, dtype=float).reshape(len(joint_rows), 2, len(joints))
+        out["joint_position"], out["joint_velocity"] = qs[:, 0].copy(), qs[:, 1].copy()
+    return out
+
+
+def _fill_static(engine: Engine, moving: list[int], flat: np.ndarray, n_links: int = 0):
+    """Full (nt, n + n_links, k) state arrays: recorded moving bodies plus constant static
+    bodies, then the tracked links (the last ``n_links`` rows of ``flat``)."""
     nt, n = flat.shape[0], engine.n_bodies
     pos, q, v, w = (
-        np.zeros((nt, n, 3)),
-        np.zeros((nt, n, 4)),
-        np.zeros((nt, n, 3)),
-        np.zeros((nt, n, 3)),
+        np.zeros((nt, n + n_links, 3)),
+        np.zeros((nt, n + n_links, 4)),
+        np.zeros((nt, n + n_links, 3)),
+        np.zeros((nt, n + n_links, 3)),
     )
     static = [j for j in range(n) if j not in set(moving)]
     if static:
         x0, q0, _, _ = engine.read_raw()
         pos[:, static] = x0[static]
         q[:, static] = q0[static]
-    pos[:, moving] = flat[..., 0:3]
-    q[:, moving] = flat[..., 3:7]
-    v[:, moving] = flat[..., 7:10]
-    w[:, moving] = flat[..., 10:13]
+    tracked = moving + list(range(n, n + n_links))
+    pos[:, tracked] = flat[..., 0:3]
+    q[:, tracked] = flat[..., 3:7]
+    v[:, tracked] = flat[..., 7:10]
+    w[:, tracked] = flat[..., 10:13]
     return pos, q, v, w
 
 

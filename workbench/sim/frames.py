@@ -43,12 +43,19 @@ class BodyFrame:
 def mass_overrides_from_params(params: dict) -> dict:
     """``{"body/mass": m, "body/com": c, "body/inertia": J}`` -> ``{body: {...}}`` for
     :class:`~workbench.sim.engine.Engine` (the realized mass properties a trajectory was run
-    with)."""
+    with). A URDF body's random links, ``"body/link/mass"`` etc., go to
+    ``{body: {"links": {link: {...}}}}``, the engine's per-link contract."""
     out: dict[str, dict] = {}
     for key, value in params.items():
-        body, _, quantity = key.partition("/")
-        if quantity in ("mass", "com", "inertia"):
-            out.setdefault(body, {})[quantity] = np.asarray(value, dtype=float)
+        parts = key.split("/")
+        if parts[-1] not in ("mass", "com", "inertia"):
+            continue
+        value = np.asarray(value, dtype=float)
+        if len(parts) == 2:
+            out.setdefault(parts[0], {})[parts[1]] = value
+        elif len(parts) == 3:
+            body, link, quantity = parts
+            out.setdefault(body, {}).setdefault("links", {}).setdefault(link, {})[quantity] = value
     return out
 
 

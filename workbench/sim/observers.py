@@ -17,14 +17,15 @@ from workbench.scene.model import OBSERVER_QUANTITIES, Observer
 __all__ = ["observer_channel", "observer_info", "kinetic_energy"]
 
 
-def observer_info(obs: Observer) -> dict:
-    """Metadata stored with a channel: quantity, unit, component labels, body."""
+def observer_info(obs: Observer, row: str | None = None) -> dict:
+    """Metadata stored with a channel: quantity, unit, component labels, body (``row``, the name
+    of the observed row, when given: ``"<body>/<link>"`` for a link of a URDF body)."""
     _, unit, comps, _, _ = OBSERVER_QUANTITIES[obs.quantity]
     return {
         "quantity": obs.quantity,
         "unit": unit,
         "components": list(comps),
-        "body": obs.body or "",
+        "body": row or obs.body or "",
     }
 
 
@@ -58,7 +59,7 @@ def observer_channel(obs: Observer, j: int | None, rec: dict) -> np.ndarray:
     ----------
     obs : Observer
     j : int or None
-        Index of the observed body.
+        Row of the observed body or tracked link (``Scene.row_of``).
     rec : dict
         Recorded arrays: ``position``, ``orientation`` (body frame), ``linear_velocity``,
         ``angular_velocity``, ``linear_acceleration``, ``angular_acceleration`` (nt, n, 3/4),

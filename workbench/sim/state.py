@@ -9,6 +9,14 @@ Conventions (SI units throughout):
   It is not PyBullet's principal-axes inertial frame; :mod:`workbench.sim.engine` converts.
 - ``linear_velocity`` is the centre-of-mass velocity, m/s, world frame.
 - ``angular_velocity`` is in the world frame, rad/s.
+
+The links of a URDF body other than its base are tracked rows of their own, after the scene's
+bodies, named ``"<body>/<link>"``, in the same convention: ``position`` is the link's centre of
+mass, ``orientation`` its URDF link frame (the frame in which the URDF places the link's
+inertial, visual and collision origins), the velocities those of the centre of mass and the
+world angular velocity. :attr:`Trajectory.link_info` says which row is which link of which body,
+and :attr:`Trajectory.joint_position` / ``joint_velocity`` hold the states of the links' moving
+joints (what places the links of a multibody in PyBullet: the replay sets them).
 """
 
 from __future__ import annotations
@@ -30,7 +38,25 @@ __all__ = [
     "finite_records",
     "check_same_bodies",
     "records_at_rate",
+    "ROW_CHANNELS",
+    "JOINT_CHANNELS",
+    "channel",
 ]
+
+#: What a plot or statistic can take of a tracked row (a body or a link, ``"<body>/<link>"``):
+#: per state field, the observer quantity it equals, its unit and component labels.
+ROW_CHANNELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "position": ("com_position", "m", ("x", "y", "z")),
+    "linear_velocity": ("com_velocity", "m/s", ("x", "y", "z")),
+    "angular_velocity": ("angular_velocity", "rad/s", ("x", "y", "z")),
+    "orientation": ("orientation", "1", ("x", "y", "z", "w")),
+}
+
+#: What a plot can take of a recorded joint: per field, its quantity and the unit's suffix.
+JOINT_CHANNELS: dict[str, tuple[str, str]] = {
+    "position": ("joint_position", ""),
+    "velocity": ("joint_velocity", "/s"),
+}
 
 #: Names and trailing sizes of the per-body state arrays, in storage order.
 STATE_FIELDS: dict[str, int] = {
@@ -120,6 +146,16 @@ class Trajectory(RecordShape):
         Per-record diagnostics (``contact_count``, ``kinetic_energy``, ...).
     params : dict of str to ndarray
         Realization parameters by ``"<body>/<quantity>"`` (mass, com, inertia, ...).
+    link_info : dict of str to dict
+        Per tracked link row name (``"<body>/<link>"``, in row order after the scene's bodies):
+        ``body`` (the scene body), ``link`` (its URDF name), ``index`` (PyBullet's link index),
+        ``parent`` (the tracked row of its parent link: the body itself for the base),
+        ``joint`` and ``joint_type`` (the URDF joint to the parent). Empty without URDF links.
+    joint_info : dict of str to dict
+        Per moving joint ``"<body>/<joint>"`` (revolute, continuous, prismatic), in column
+        order: ``link`` (the tracked row it moves), ``type``, ``unit`` (rad or m).
+    joint_position, joint_velocity : ndarray, shape (nt, n_joints), or None
+        Joint coordinates (rad or m) and their rates (rad/s or m/s); None without joints.
     status : str
         ``"ok"`` or the reason the run stopped early (``"nonfinite"``, ``"error"``).
     message : str
@@ -138,6 +174,10 @@ class Trajectory(RecordShape):
     params: dict[str, np.ndarray] = field(default_factory=dict)
     status: str = "ok"
     message: str = ""
+    link_info: dict[str, dict] = field(default_factory=dict)
+    joint_info: dict[str, dict] = field(default_factory=dict)
+    joint_position: np.ndarray | None = None
+    joint_velocity: np.ndarray | None = None
 
     def state(self, i: int) -> State:
         """The :class:`State` at record ``i`` (negative indices count from the end)."""
@@ -169,7 +209,21 @@ class Trajectory(RecordShape):
             params=dict(self.params),
             status=self.status,
             message=self.message,
+            link_info=dict(self.link_info),
+            joint_info=dict(self.joint_info),
+            joint_position=None if self.joint_position is None else self.joint_position[:n].copy(),
+            joint_velocity=None if self.joint_velocity is None else self.joint_velocity[:n].copy(),
         )
+
+    def joint_index(self, name: str) -> int:
+        """Column of joint ``name`` (``"<body>/<joint>"``) in :attr:`joint_position`."""
+        names = list(self.joint_info)
+        try:
+            return names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"no joint {name!r}; joints are {', '.join(names) or '(none)'}"
+            ) from None
 
 
 # ------------------------------------------------------------------ helpers of the replays
@@ -220,3 +274,48 @@ def records_at_rate(t: np.ndarray, rate: float) -> np.ndarray:
     j = np.clip(np.searchsorted(t, at), 1, len(t) - 1)
     earlier = (at - t[j - 1]) <= (t[j] - at)
     return np.where(earlier, j - 1, j)
+
+
+def channel(
+    traj: Trajectory, *, body: str | None = None, joint: str | None = None, field: str
+) -> tuple[np.ndarray, dict]:
+    """A tracked row's state field, or a joint's coordinate or rate, as an observer channel.
+
+    Parameters
+    ----------
+    traj : Trajectory
+    body : str, optional
+        A row name (a body, or a link ``"<body>/<link>"``) with ``field`` of
+        :data:`ROW_CHANNELS`.
+    joint : str, optional
+        A joint ``"<body>/<joint>"`` with ``field`` of :data:`JOINT_CHANNELS`.
+
+    Returns
+    -------
+    values : ndarray, shape (nt, k)
+    info : dict
+        ``quantity``, ``unit``, ``components``, ``body``, as observers have.
+
+    Raises
+    ------
+    KeyError
+        An unknown row, joint or field (the message lists the known ones).
+    """
+    if body is not None:
+        if field not in ROW_CHANNELS:
+            raise KeyError(f"no state field {field!r}; fields are {', '.join(ROW_CHANNELS)}")
+        quantity, unit, comps = ROW_CHANNELS[field]
+        values = np.asarray(getattr(traj, field))[:, traj.body_index(body)]
+        return values, {"quantity": quantity, "unit": unit, "components": list(comps), "body": body}
+    if field not in JOINT_CHANNELS:
+        raise KeyError(f"no joint field {field!r}; fields are {', '.join(JOINT_CHANNELS)}")
+    k = traj.joint_index(joint)
+    quantity, rate = JOINT_CHANNELS[field]
+    values = np.asarray(getattr(traj, f"joint_{field}"))[:, k : k + 1]
+    info = traj.joint_info[joint]
+    return values, {
+        "quantity": quantity,
+        "unit": info.get("unit", "") + rate,
+        "components": [joint.rpartition("/")[2]],
+        "body": info.get("link", ""),
+    }

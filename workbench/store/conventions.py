@@ -78,6 +78,7 @@ QUATERNION_ORDER = "x, y, z, w"
 
 _WORLD = "world"
 _BODY = "body frame (the frame in which the scene defines the body)"
+_LINK_FRAME = "link frame (the URDF frame of the link)"
 
 #: Per state field: units, frame, description.
 _STATES: dict[str, tuple[str, str, str]] = {
@@ -225,7 +226,13 @@ def _param_attrs(key: str, shape: tuple[int, ...]) -> dict[str, Any]:
         }
     elif quantity in _BODY_PARAMS:
         units, frame, text = _BODY_PARAMS[quantity]
-        attrs = {"units": units, "description": f"body {group}: {text}"}
+        body, _, link = group.partition("/")
+        if link:  # a URDF body's random link: its values are in the link frame
+            text = text.replace("body frame", "link frame").replace("body axes", "link axes")
+            attrs = {"units": units, "description": f"link {link} of body {body}: {text}"}
+            frame = _LINK_FRAME if frame else frame
+        else:
+            attrs = {"units": units, "description": f"body {group}: {text}"}
         if frame:
             attrs["frame"] = frame
     else:
@@ -247,6 +254,55 @@ def _observer_attrs(name: str, info: Mapping[str, Any]) -> dict[str, Any]:
     if frame:
         attrs["frame"] = frame
     return attrs
+
+
+#: The ``/links`` datasets (workbench/store/links.py): units and description; axis ``link``.
+_LINKS: dict[str, tuple[str, str]] = {
+    "name": ("", "name of the link's row in /states and /body_names: '<body>/<link>'"),
+    "body": ("", "the scene body (a URDF model) the link belongs to"),
+    "link": ("", "the link's name in the URDF file"),
+    "index": ("1", "PyBullet's link index (the base link, -1, is the body's own row)"),
+    "parent": ("", "row name of the parent link ('<body>' when the parent is the base link)"),
+    "joint": ("", "name of the URDF joint from the parent link to the link"),
+    "joint_type": ("", "type of that joint: revolute, continuous, prismatic, fixed, ..."),
+}
+
+#: Per joint dataset: description and the unit of its values per unit of a joint coordinate.
+_JOINTS: dict[str, tuple[str, str]] = {
+    "position": ("joint coordinate (PyBullet's getJointState: angle or displacement)", ""),
+    "velocity": ("joint rate (PyBullet's getJointState)", "/s"),
+}
+
+
+def _link_attrs(schema: StoreSchema) -> dict[str, dict[str, Any]]:
+    """Attributes of ``/links/*``, ``/joint_names`` and ``/joints/*`` (none without links)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not schema.link_info:
+        return out
+    for key, (units, text) in _LINKS.items():
+        out[f"links/{key}"] = {"units": units, "description": text, "dims": ("link",)}
+    if not schema.joint_info:
+        return out
+    out["joint_names"] = {
+        "units": "",
+        "description": "moving joints of URDF bodies, '<body>/<joint>', in the order of the "
+        "joint axis of /joints",
+        "dims": ("joint",),
+    }
+    units = [info["unit"] for info in schema.joint_info.values()]
+    for name, (text, rate) in _JOINTS.items():
+        per_joint = [u + rate for u in units]
+        same = per_joint[0] if len(set(per_joint)) == 1 else ""
+        out[f"joints/{name}"] = {
+            "units": same,
+            "description": f"{text} of each moving joint; units per joint in joint_units"
+            + ("" if same else " (mixed: revolute rad, prismatic m)"),
+            "dims": ("realization", "time", "joint"),
+            "joint_units": tuple(per_joint),
+            "joint_links": tuple(info["link"] for info in schema.joint_info.values()),
+            "joint_types": tuple(info["type"] for info in schema.joint_info.values()),
+        }
+    return out
 
 
 def layout_attrs(schema: StoreSchema) -> dict[str, dict[str, Any]]:
@@ -285,6 +341,7 @@ def layout_attrs(schema: StoreSchema) -> dict[str, dict[str, Any]]:
             "description": text,
             "dims": ("realization", "time"),
         }
+    out.update(_link_attrs(schema))
     for key, shape in schema.param_shapes.items():
         out[f"params/{key}"] = _param_attrs(key, shape)
     out["completed"] = {

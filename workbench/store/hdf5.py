@@ -18,6 +18,7 @@ with ``n_real`` realizations, ``nt`` records and ``n_bodies`` tracked bodies::
                               body (str, may be "")
     /diagnostics/<name>       (n_real, nt) float64
     /params/<body>/<quantity> (n_real, *shape) float64, one per sampled quantity
+    /links/..., /joints/...   (only with URDF links) which rows are links; joint states
     /completed                (n_real,) bool, true once realization i is entirely on disk
     /recorded                 (n_real,) int64, valid records of realization i (the rest is NaN)
     /status                   (n_real,) variable-length str, "" until written, then "ok" or the
@@ -91,6 +92,7 @@ from workbench.store.failures import (
     free_bytes,
     is_disk_full,
 )
+from workbench.store.links import init_links, links_from_file
 from workbench.store.reading import (
     CheckedDataset,
     check_time,
@@ -118,18 +120,8 @@ _NOMINAL_TEXT = (
 
 _STR = h5py.string_dtype("utf-8")
 _KINDS = ("run", "ensemble")
-_REQUIRED = (
-    "time",
-    "body_names",
-    *(f"states/{name}" for name in STATE_FIELDS),
-    "observers",
-    "diagnostics",
-    "params",
-    "completed",
-    "recorded",
-    "status",
-    "message",
-)
+_REQUIRED = ("time", "body_names", *(f"states/{name}" for name in STATE_FIELDS), "observers",
+             "diagnostics", "params", "completed", "recorded", "status", "message")  # fmt: skip
 
 
 def _compression_kwargs(compression: str | None) -> dict[str, Any]:
@@ -244,6 +236,7 @@ def _init_file(
             fillvalue=np.nan,
             **comp,
         )
+    init_links(f, schema, n_real, described, comp, _create)  # /links, /joints: URDF links only
     params = f.create_group("params", track_order=True)
     for key, shape in schema.param_shapes.items():
         # contiguous and written now: later writes of a realization change bytes in place only
@@ -286,6 +279,7 @@ def _schema_from_file(f: h5py.File, path: Path) -> StoreSchema:
         observer_info=observer_info,
         diagnostics=tuple(f["diagnostics"].keys()),
         param_shapes=param_shapes,
+        **links_from_file(f, path),
     )
 
 

@@ -29,6 +29,10 @@ __all__ = [
     "PackedRows",
     "check_name",
     "normalise_observer_info",
+    "normalise_link_info",
+    "normalise_joint_info",
+    "JOINT_FIELDS",
+    "JOINT_UNITS",
     "same_times",
     "time_tolerance",
 ]
@@ -76,6 +80,31 @@ def _check_param_key(key: str) -> None:
             raise StoreError(f"parameter key {key!r} must look like '<body>/<quantity>'")
 
 
+#: The per-record joint datasets (``joints/<name>``, shape (nt, n_joints) per realization) and
+#: the unit of each joint type's coordinate and rate.
+JOINT_FIELDS = ("position", "velocity")
+JOINT_UNITS = {"revolute": "rad", "continuous": "rad", "prismatic": "m"}
+
+#: Keys of a tracked link's description (:attr:`StoreSchema.link_info`), with their types.
+LINK_KEYS = {"body": str, "link": str, "index": int, "parent": str, "joint": str, "joint_type": str}
+
+
+def normalise_link_info(name: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """The description of tracked link ``name`` as stored: :data:`LINK_KEYS`, typed."""
+    try:
+        return {key: kind(info[key]) for key, kind in LINK_KEYS.items()}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"link {name!r}: link_info needs {', '.join(LINK_KEYS)} ({exc})") from None
+
+
+def normalise_joint_info(name: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """``link``, ``type`` and ``unit`` of moving joint ``name`` as stored."""
+    kind = str(info.get("type", ""))
+    if kind not in JOINT_UNITS:
+        raise StoreError(f"joint {name!r}: type {kind!r} is not one of {', '.join(JOINT_UNITS)}")
+    return {"link": str(info.get("link", "")), "type": kind, "unit": JOINT_UNITS[kind]}
+
+
 def normalise_observer_info(name: str, info: Mapping[str, Any]) -> dict[str, Any]:
     """``quantity``, ``unit``, ``components`` (list of str) and ``body`` of observer ``name``,
     as stored; at least one component label is required."""
@@ -110,6 +139,15 @@ class StoreSchema(RecordShape):
         Names of the per-record diagnostics.
     param_shapes : dict of str to tuple of int
         Per-realization shape of each parameter, keyed ``"<body>/<quantity>"``; ``()`` for scalars.
+    link_info : dict of str to dict
+        The tracked links of URDF bodies, by row name ``"<body>/<link>"``: the last
+        ``len(link_info)`` of ``body_names``, in that order; each with ``body``, ``link``,
+        ``index``, ``parent``, ``joint``, ``joint_type``
+        (:attr:`~workbench.sim.state.Trajectory.link_info`). Empty without URDF links.
+    joint_info : dict of str to dict
+        The moving joints, ``"<body>/<joint>"`` in column order, each with ``link``, ``type``
+        and ``unit``; when not empty the store holds ``joints/position`` and
+        ``joints/velocity``, shape (nt, n_joints) per realization.
     """
 
     time: np.ndarray
@@ -117,6 +155,8 @@ class StoreSchema(RecordShape):
     observer_info: dict[str, dict] = field(default_factory=dict)
     diagnostics: tuple[str, ...] = ()
     param_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    link_info: dict[str, dict] = field(default_factory=dict)
+    joint_info: dict[str, dict] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         time = np.array(self.time, dtype=np.float64)
@@ -125,9 +165,26 @@ class StoreSchema(RecordShape):
         if not np.all(np.isfinite(time)):
             raise StoreError("schema time must be finite")
         time.flags.writeable = False
-        body_names = _check_names("body", self.body_names)
+        link_info = {str(k): normalise_link_info(k, v) for k, v in self.link_info.items()}
+        n_links = len(link_info)
+        names = tuple(self.body_names)
+        if n_links and tuple(names[-n_links:]) != tuple(link_info):
+            raise StoreError(
+                f"schema link rows ({', '.join(link_info)}) must be the last body names"
+            )
+        body_names = _check_names("body", names[: len(names) - n_links]) + tuple(link_info)
+        for name in link_info:
+            _check_param_key(name)  # "<body>/<link>": parts that are link names
+        if len(set(body_names)) != len(body_names):
+            raise StoreError(f"duplicate body names: {', '.join(body_names)}")
         if not body_names:
             raise StoreError("schema needs at least one body")
+        joint_info = {}
+        for name, info in self.joint_info.items():
+            _check_param_key(name)
+            joint_info[name] = normalise_joint_info(name, info)
+            if joint_info[name]["link"] not in link_info:
+                raise StoreError(f"joint {name!r} moves {joint_info[name]['link']!r}, not a link")
         observer_info = {}
         for name, info in self.observer_info.items():
             check_name("observer", name)
@@ -149,6 +206,8 @@ class StoreSchema(RecordShape):
         object.__setattr__(self, "observer_info", observer_info)
         object.__setattr__(self, "diagnostics", diagnostics)
         object.__setattr__(self, "param_shapes", param_shapes)
+        object.__setattr__(self, "link_info", link_info)
+        object.__setattr__(self, "joint_info", joint_info)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StoreSchema):
@@ -159,6 +218,8 @@ class StoreSchema(RecordShape):
             and self.observer_info == other.observer_info
             and self.diagnostics == other.diagnostics
             and self.param_shapes == other.param_shapes
+            and self.link_info == other.link_info
+            and self.joint_info == other.joint_info
         )
 
     __hash__ = None  # type: ignore[assignment]  # holds arrays and dicts
@@ -199,6 +260,8 @@ class StoreSchema(RecordShape):
             observer_info=observer_info,
             diagnostics=tuple(traj.diagnostics),
             param_shapes={k: tuple(np.shape(v)) for k, v in traj.params.items()},
+            link_info=dict(traj.link_info),
+            joint_info=dict(traj.joint_info),
         )
 
     def row_shapes(self) -> dict[str, tuple[int, ...]]:
@@ -210,6 +273,8 @@ class StoreSchema(RecordShape):
             shapes[f"observers/{name}"] = (nt, len(info["components"]))
         for name in self.diagnostics:
             shapes[f"diagnostics/{name}"] = (nt,)
+        for name in JOINT_FIELDS if self.joint_info else ():
+            shapes[f"joints/{name}"] = (nt, len(self.joint_info))
         for key, shape in self.param_shapes.items():
             shapes[f"params/{key}"] = shape
         return shapes
@@ -284,6 +349,16 @@ class StoreSchema(RecordShape):
         same_names("diagnostics", traj.diagnostics, self.diagnostics)
         for name in self.diagnostics:
             data[f"diagnostics/{name}"] = padded(f"diagnostic {name!r}", traj.diagnostics[name], ())
+        if {k: normalise_link_info(k, v) for k, v in traj.link_info.items()} != self.link_info:
+            raise StoreError(f"{where}: link_info differs from the store's")
+        same_names("joints", traj.joint_info, self.joint_info)
+        if list(traj.joint_info) != list(self.joint_info):
+            raise StoreError(f"{where}: joints are not in the store's order")
+        for name in JOINT_FIELDS if self.joint_info else ():
+            values = getattr(traj, f"joint_{name}")
+            if values is None:
+                raise StoreError(f"{where}: joint_{name} missing (the store has joints)")
+            data[f"joints/{name}"] = padded(f"joint_{name}", values, (len(self.joint_info),))
         same_names("params", traj.params, self.param_shapes)
         for key, shape in self.param_shapes.items():
             arr = np.asarray(traj.params[key], dtype=np.float64)
@@ -327,6 +402,12 @@ class StoreSchema(RecordShape):
             params={key: np.asarray(row(f"params/{key}", n)) for key in self.param_shapes},
             status=status,
             message=message,
+            link_info={name: dict(info) for name, info in self.link_info.items()},
+            joint_info={name: dict(info) for name, info in self.joint_info.items()},
+            **{
+                f"joint_{name}": row(f"joints/{name}", n) if self.joint_info else None
+                for name in JOINT_FIELDS
+            },
         )
 
 

@@ -21,9 +21,11 @@ def describe(path: str | os.PathLike) -> dict[str, Any]:
         ``path``, ``file_size`` (bytes), ``attrs`` (root attributes without the scene source,
         plus ``scene_first_line``), ``n_realizations``, ``n_completed``, ``n_missing``,
         ``failed`` (completed realizations whose status is not ``"ok"``: index, status,
-        message), ``time`` (``nt``, ``start``, ``stop``), ``bodies``, ``observers`` (shape and
-        info), ``diagnostics``, ``params`` (per-realization shapes) and ``datasets`` (shape,
-        dtype, compression, shuffle, chunks by HDF5 path).
+        message), ``time`` (``nt``, ``start``, ``stop``), ``bodies`` (every tracked row),
+        ``links`` and ``joints`` (only with links of URDF bodies: per row, its body, link,
+        parent and joint; per moving joint, the link it moves, its type and unit),
+        ``observers`` (shape and info), ``diagnostics``, ``params`` (per-realization shapes)
+        and ``datasets`` (shape, dtype, compression, shuffle, chunks by HDF5 path).
     """
     with TrajectoryStore.open(path) as store:
         s = store.schema
@@ -52,6 +54,8 @@ def describe(path: str | os.PathLike) -> dict[str, Any]:
                 name: {"shape": [store.n_realizations, s.n_times, len(info["components"])], **info}
                 for name, info in s.observer_info.items()
             },
+            **({"links": s.link_info} if s.link_info else {}),
+            **({"joints": s.joint_info} if s.joint_info else {}),
             "diagnostics": list(s.diagnostics),
             "params": {key: {"shape": list(shape)} for key, shape in s.param_shapes.items()},
             "datasets": datasets,

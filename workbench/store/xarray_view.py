@@ -17,13 +17,16 @@ HDF5 dataset                    variable                            dims
                                                                     component or
                                                                     ``<name>_component``
 ``/diagnostics/<name>``         ``diagnostic_<name>``               realization, time
+``/joints/<field>``             ``joint_position``,                 realization, time, joint
+                                ``joint_velocity`` (URDF bodies)
 ``/params/<body>/<quantity>``   ``param_<body>_<quantity>``         realization (+ component,
                                                                     or row, column)
 ``/completed``, ``/recorded``,  ``completed``, ``recorded``,        realization
 ``/status``, ``/message``       ``status``, ``message``
 ==============================  ==================================  =========================
 
-Coordinates: ``realization`` (the store's indices), ``time`` (s), ``body`` (names),
+Coordinates: ``realization`` (the store's indices), ``time`` (s), ``body`` (names: the bodies,
+then the links of URDF bodies, ``"<body>/<link>"``), ``joint`` (``"<body>/<joint>"``),
 ``component`` (x, y, z), ``quaternion`` (x, y, z, w), ``row`` and ``column`` (x, y, z), and the
 labels of each ``<name>_component``. Each variable keeps the dataset's attributes (``units``,
 ``description``, ``frame``, ...; ``dims`` becomes the variable's dims) plus ``hdf5_path``; the
@@ -46,6 +49,7 @@ from workbench.sim.state import STATE_FIELDS
 from workbench.store.backend import Store
 from workbench.store.conventions import QUATERNION, XYZ, observer_dim
 from workbench.store.hdf5 import TrajectoryStore
+from workbench.store.schema import JOINT_FIELDS
 
 if TYPE_CHECKING:
     import xarray
@@ -156,6 +160,11 @@ def _dataset(xr: Any, store: Store, realizations: Iterable[int] | None) -> xarra
     for name in schema.diagnostics:
         path = f"diagnostics/{name}"
         add(f"diagnostic_{name}", path, store.read_array(path, rows))
+    if schema.joint_info:  # URDF bodies' moving joints: joint_position, joint_velocity
+        text = "moving joints of URDF bodies, '<body>/<joint>'"
+        coords["joint"] = ("joint", list(schema.joint_info), {"description": text})
+        for name in JOINT_FIELDS:
+            add(f"joint_{name}", f"joints/{name}", store.read_array(f"joints/{name}", rows))
     for key in schema.param_shapes:
         path = f"params/{key}"
         add(f"param_{key.replace('/', '_')}", path, store.read_array(path, rows))

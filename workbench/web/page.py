@@ -163,20 +163,20 @@ def page_data(
     for label, traj in runs.items():
         if not isinstance(traj, Trajectory):
             raise WorkbenchError(f"run {label!r}: expected a Trajectory, got {type(traj).__name__}")
-        check_same_bodies(traj, scene.body_names, f"run {label!r}: ")
+        # the links of URDF bodies are rows of their own, unless recorded before they were
+        rows = scene.tracked_names if traj.link_info else scene.body_names
+        check_same_bodies(traj, rows, f"run {label!r}: ")
         realized = _realized_scene(scene, traj)
-        key = realized.model_dump_json()
+        key = realized.model_dump_json() + str(bool(traj.link_info))
         if key not in visuals_of:
-            visuals_of[key] = body_visuals(realized)
+            visuals_of[key] = body_visuals(realized, links=bool(traj.link_info))
         visuals = visuals_of[key]
         world = _world(visuals, meshes, mesh_keys)
         wkey = json.dumps(world, sort_keys=True)
         if wkey not in world_keys:
             world_keys[wkey] = len(worlds)
             worlds.append(world)
-        com = np.stack(
-            [_com(traj, name, v) for name, v in zip(scene.body_names, visuals, strict=True)]
-        )
+        com = np.stack([_com(traj, name, v) for name, v in zip(rows, visuals, strict=True)])
         tracks.append((str(label), world_keys[wkey], visuals, _track(label, traj, com)))
 
     lo, hi = _bounds(tracks)

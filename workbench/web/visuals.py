@@ -14,9 +14,11 @@ The page must look like PyBullet's frames, so the rules follow the engine
 - A trajectory records each centre of mass, so the page places the body frame at
   ``position - R(orientation) @ com`` with the centre of mass ``com`` (body frame) the run was
   made with: ``<body>/com`` from the run's ``params`` (a sampled realization) or the scene's.
-- A URDF body is drawn from its base link's ``<visual>`` elements (box, sphere, cylinder, mesh;
-  the other links are not tracked in the state), its centre of mass from ``<inertial>``, both
-  scaled by ``global_scaling``.
+- A URDF body is drawn from its base link's ``<visual>`` elements (box, sphere, cylinder, mesh),
+  its centre of mass from ``<inertial>``, both scaled by ``global_scaling``. With ``links``,
+  every other link is drawn the same way as a row of its own (the tracked links of
+  ``workbench/scene/links.py``, after the scene's bodies): a link row records the link's centre
+  of mass and its URDF link frame, the frame of its ``<visual>`` and ``<inertial>`` origins.
 """
 
 from __future__ import annotations
@@ -111,8 +113,9 @@ class BodyVisual:
     is_sphere: bool = False
 
 
-def body_visuals(scene: Scene) -> list[BodyVisual]:
-    """The :class:`BodyVisual` of every body of ``scene``, in the scene's order.
+def body_visuals(scene: Scene, links: bool = False) -> list[BodyVisual]:
+    """The :class:`BodyVisual` of every body of ``scene``, in the scene's order, then, with
+    ``links``, of every tracked link of its URDF bodies (rows ``Scene.tracked_names``).
 
     Raises
     ------
@@ -129,6 +132,8 @@ def body_visuals(scene: Scene) -> list[BodyVisual]:
         com = np.zeros(3) if props is None else np.asarray(props.com, dtype=float)
         part = _shape_part(scene, body, colour)
         out.append(BodyVisual([part], com, is_sphere=part.kind == "sphere"))
+    for link in scene.links if links else ():
+        out.append(_urdf_visual(scene, scene.bodies[link.body_index], link.link))
     return out
 
 
@@ -164,8 +169,9 @@ def _triangles(scene: Scene, where: str, path: Path, scale) -> tuple[np.ndarray,
 
 
 # ------------------------------------------------------------------------------------ URDF
-def _urdf_visual(scene: Scene, body: Body) -> BodyVisual:
-    """The base link of a URDF body: its visuals and centre of mass, scaled."""
+def _urdf_visual(scene: Scene, body: Body, link_name: str | None = None) -> BodyVisual:
+    """A link of a URDF body (its base link by default): its visuals and centre of mass, in the
+    link frame, scaled."""
     where = f"bodies.{body.name}.shape.file"
     path = resolve_file(body.shape.file, scene.base_dir)
     if path is None:
@@ -182,6 +188,8 @@ def _urdf_visual(scene: Scene, body: Body) -> BodyVisual:
     base = next((link for name, link in links.items() if name not in children), None)
     if base is None:
         raise SceneError(scene.source, where, f"URDF '{path.name}' has no base link")
+    if link_name is not None:
+        base = links[link_name]
     named = {}  # robot-level materials by name
     for m in robot.findall("material"):
         rgba = m.find("color")
