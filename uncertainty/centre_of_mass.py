@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import gammaln, logsumexp
 
 from uncertainty.body_checks import checked_vec3, draw_count
@@ -146,6 +145,10 @@ def _increasing_root(f, target: float, guess: float) -> float:
     hi = guess
     while f(hi) < target:
         hi *= 2.0
+    # Imported here: scipy.optimize costs about 0.75 s of CPU to import, paid otherwise by every
+    # pool worker's start and every CLI start (measured with python -X importtime).
+    from scipy.optimize import brentq
+
     return brentq(lambda s: f(s) - target, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
 
 

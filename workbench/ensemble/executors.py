@@ -22,6 +22,8 @@ __all__ = [
     "IN_FLIGHT_PER_WORKER",
     "LOCAL_SCHEDULER",
     "executor_for",
+    "helper_process",
+    "Starting",
     "in_process",
     "auto_workers",
     "check_scheduler_address",
@@ -86,12 +88,58 @@ def executor_for(
         return _dask_executor(scheduler)
     if workers == 1 or n_tasks <= 1:
         return _Serial()
+    return _pool(workers)
+
+
+class Starting:
+    """Starts the workers of ``ex`` from a thread: ``fn`` submitted ``count`` times.
+
+    The first task submitted to a forkserver pool blocks the caller until the fork server has
+    imported its preload (≈ 1.1 s of CPU: ``multiprocessing`` reads the new worker's pid from
+    the server, which answers only once the imports are done), and each later one until its
+    worker is forked. From a thread, this process does other work meanwhile: the thread waits
+    in a read, without the GIL.
+    """
+
+    def __init__(self, ex, count: int, fn):
+        self.futures: list[cf.Future] = []
+        self._thread = threading.Thread(
+            target=self._submit, args=(ex, count, fn), name="workbench-pool-start", daemon=True
+        )
+        self._thread.start()
+
+    def _submit(self, ex, count: int, fn) -> None:
+        with contextlib.suppress(BaseException):  # a broken pool says so at its next use
+            for _ in range(count):
+                self.futures.append(ex.submit(fn))
+
+    @property
+    def submitting(self) -> bool:
+        """Whether the thread is still submitting (the executor is then busy: its lock is held)."""
+        return self._thread.is_alive()
+
+    def done(self) -> bool:
+        """Whether every worker is up (or failed to start)."""
+        return not self.submitting and all(f.done() for f in self.futures)
+
+
+def helper_process() -> cf.Executor | None:
+    """A pool of one process, for work that should not hold this process's GIL (a serial
+    ensemble's compression), made like :func:`executor_for`'s pools; None when this process may
+    use only one core (the work is then better done here)."""
+    if auto_workers() < 2:
+        return None
+    return _pool(1)
+
+
+def _pool(workers: int) -> cf.ProcessPoolExecutor:
     import multiprocessing as mp
 
     # forkserver: workers fork from a clean server process, never from a driver that holds an
     # open HDF5 file or had a PyBullet client
     ctx = mp.get_context("forkserver")
-    # what every task needs, imported once in the server (scipy.optimize alone takes ≈ 1 s)
+    # what every task needs, imported once in the server (scipy.optimize alone takes ≈ 1 s); the
+    # same list for every pool of this process, which share the server
     ctx.set_forkserver_preload(["workbench.ensemble.preload"])
     return cf.ProcessPoolExecutor(
         max_workers=workers,

@@ -31,6 +31,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,12 @@ import numpy as np
 from workbench.ensemble.executors import (
     IN_FLIGHT_PER_WORKER,
     LOCAL_SCHEDULER,
+    Starting,
     auto_workers,
     bounded_map,
     check_scheduler_address,
     executor_for,
+    helper_process,
     in_process,
 )
 from workbench.errors import WorkbenchError
@@ -85,12 +88,28 @@ WRITE_SECONDS = 2.0
 #: pool task's results) is < 1% of it, and the progress bar and a kill lose at most this much.
 TASK_SECONDS = 0.5
 
+#: Work per task, s, of the tasks the driver runs itself while a pool's workers start: a worker
+#: that is ready gets work only once the driver's task in hand is done (with 0.5 s tasks, 0.25 s
+#: on average, 3% of a 2-worker pool's time over a 15 s serial run); shorter ones cost only
+#: more tasks.
+STARTUP_TASK_SECONDS = 0.1
+
 #: Realizations per task at most: bounds what a task holds in memory (≈ 20 kB per realization
 #: of random_box, compressed) for realizations of micro-seconds.
 MAX_TASK_REALIZATIONS = 1024
 
-#: Tasks waiting for the writer thread of a serial run: one being written, one queued.
-SINK_QUEUE = 2
+#: Seconds of realizations (by the nominal run's time) from which a serial run has a helper
+#: process compress (:class:`_Sink`): it saves ≈ 10% of the time when a core is free, and costs
+#: ≈ 1.1 s of CPU to start (the fork server's imports), which a shorter run would not repay, and
+#: a machine without a free core pays in full (measured on a loaded machine: 100 random_box
+#: realizations 50% slower with it).
+HELPER_MIN_SECONDS = 10.0
+
+#: Tasks waiting for the writer thread of a serial run. A task's trip through the helper process
+#: that compresses it takes a few dozen GIL turns (pickles written and read in 64 kB pieces), each
+#: up to 5 ms while the realizations hold the GIL: 4 tasks of 0.5 s hide that latency, and hold
+#: ≈ 2 MB each (random_box, uncompressed).
+SINK_QUEUE = 4
 
 #: Near the end, a task holds at most 1/TAIL_SPLIT of each worker's share of what is left, so
 #: the workers finish together (guided scheduling): the last tasks are short.
@@ -262,17 +281,52 @@ def run_chunk(recipe: Recipe, indices: tuple[int, ...]):
 _WORKER_SCENES: dict[str, Any] = {}
 
 
+def filter_packed(packed, filters):
+    """``packed.filtered(filters)``: what a serial run's helper process does for it."""
+    return packed.filtered(filters)
+
+
+@contextlib.contextmanager
+def _helper(pool: cf.Executor | None):
+    """``(pool, Starting)``: ``pool`` being started, and shut down at the end (None: None).
+
+    Not shut down when it is still starting (a run shorter than the fork server's imports): the
+    thread that starts it holds the pool's lock until then, and shutting down would wait for it.
+    Once started, nothing refers to the pool any more, and its manager thread ends its process
+    (as it does on the driver's exit, however that ends).
+    """
+    if pool is None:
+        yield None
+        return
+    starting = Starting(pool, 1, worker_ready)
+    failed = False
+    try:
+        yield pool, starting
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        if not starting.submitting:
+            pool.shutdown(wait=not failed, cancel_futures=failed)
+
+
 def worker_ready() -> bool:
     """A task that returns at once: done when its worker is up, with its imports done."""
     return True
 
 
 def _failed(scene, params: dict, message: str) -> Trajectory:
-    n = len(scene.bodies)
+    """An empty trajectory of every recorded row (bodies, then URDF links) and moving joint."""
+    n = len(scene.tracked_names)
     empty = {k: np.zeros((0, n, d)) for k, d in (("p", 3), ("q", 4), ("v", 3), ("w", 3))}
+    joints = scene.tracked_joints
     return Trajectory(
         time=np.zeros(0),
-        body_names=scene.body_names,
+        body_names=scene.tracked_names,
+        link_info={link.name: link.info() for link in scene.links},
+        joint_info={j.name: j.info() for j in joints},
+        joint_position=np.zeros((0, len(joints))) if joints else None,
+        joint_velocity=np.zeros((0, len(joints))) if joints else None,
         position=empty["p"],
         orientation=empty["q"],
         linear_velocity=empty["v"],
@@ -419,6 +473,13 @@ def run_ensemble(
         ex = stack.enter_context(
             executor_for(workers, scheduler, executor, len(todo), dashboard=dashboard)
         )
+        # one process: it runs the realizations, and a thread behind it has them compressed
+        # (by a helper process) and writes them; otherwise the workers compress, in parallel
+        behind = in_process(ex)
+        parallel = getattr(ex, "workbench_workers", None) or workers
+        # a pool's processes start now (its fork server imports for ≈ 1 s of CPU), while this
+        # one runs the nominal realization and creates the file
+        ready = None if behind else Starting(ex, parallel, worker_ready)
         nominal_seconds = None  # the time of one realization, when measured (not on resume)
         if not resume:
             if entropy is None:
@@ -443,6 +504,13 @@ def run_ensemble(
                 compression=compression,
             )
             stack.callback(store.close)
+        filters = store.chunk_filters()
+        compressing = filters is not None and filters.level is not None
+        # serially, a process compresses behind this one, in runs long enough to gain from it
+        # (by the nominal run's time; a resumed run is taken as long)
+        work = None if nominal_seconds is None else nominal_seconds * len(todo)
+        helped = behind and compressing and (work is None or work >= HELPER_MIN_SECONDS)
+        helper = stack.enter_context(_helper(helper_process() if helped else None))
         result = EnsembleResult(path=out, n_realizations=n, ran=len(todo), entropy=entropy)
         done = n - len(todo)
         if progress is not None:
@@ -459,9 +527,6 @@ def run_ensemble(
                 store, batch_size=WRITE_BATCH, seconds=WRITE_SECONDS, on_write=written, order=todo
             )
         )
-        # one process: it runs the realizations, and a thread behind it compresses (zlib lets
-        # go of the GIL) and writes them; otherwise the workers compress, in parallel
-        behind = in_process(ex)
         recipe = Recipe(
             scene=scene,
             scene_key=hashlib.sha256(scene_to_json(scene).encode()).hexdigest(),
@@ -471,8 +536,7 @@ def run_ensemble(
             filters=None if behind else store.chunk_filters(),
             sampler=sampler,
         )
-        sink = stack.enter_context(_Sink(writer, store.chunk_filters(), behind))
-        parallel = getattr(ex, "workbench_workers", None) or workers
+        sink = stack.enter_context(_Sink(writer, filters, behind, helper))
         timing = _Timing(nominal_seconds)
         tasks = _tasks(todo, parallel, timing)
 
@@ -484,13 +548,15 @@ def run_ensemble(
                     result.failed[int(packed.indices[j])] = f"{status}: {packed.message[j]}"
             sink.add(packed)
 
-        if not behind:  # the first tasks run here while the workers start (≈ 1 s for a pool)
-            ready = [ex.submit(worker_ready) for _ in range(parallel)]
-            while cf.wait(ready, timeout=0).not_done:
+        if not behind:  # the first tasks run here while the workers start (≈ 1 s for a pool),
+            # short ones, so that a worker that is ready waits little for its first task
+            timing.task_seconds = STARTUP_TASK_SECONDS
+            while not ready.done():
                 chunk = next(tasks, None)
                 if chunk is None:
                     break
                 finished(run_chunk(recipe, chunk))
+            timing.task_seconds = TASK_SECONDS
             _close_engine()
         for packed in bounded_map(ex, run_chunk, (recipe,), tasks, parallel):
             finished(packed)
@@ -504,18 +570,27 @@ def run_ensemble(
 class _Sink:
     """Where finished tasks go: the writer, here or on one thread behind the caller.
 
-    Behind (``behind=True``), the thread filters the rows into chunks (zlib releases the GIL,
-    so it overlaps the next realizations) and writes them; at most :data:`SINK_QUEUE` tasks wait
-    for it, and leaving the ``with`` block waits for it to finish, so the writer's own exit
-    (which writes what is pending) runs after it. Its errors reach the caller at the next
-    :meth:`add` or at :meth:`finish`.
+    Behind (``behind=True``), the thread filters the rows into chunks and writes them; at most
+    :data:`SINK_QUEUE` tasks wait for it, and leaving the ``with`` block waits for it to finish,
+    so the writer's own exit (which writes what is pending) runs after it. Its errors reach the
+    caller at the next :meth:`add` or at :meth:`finish`.
+
+    The thread has the ``helper`` process compress once it is up (it compresses itself before):
+    PyBullet never lets go of the GIL, so a thread gets it only when the interpreter takes it
+    from the realizations, every 5 ms (``sys.getswitchinterval``), and the thread needs it back
+    after each of its ≈ 8 zlib calls per realization, and each turn stops the realizations.
+    Measured on a loaded machine with 2 tasks queued, the realizations waited for the thread
+    about as long as it worked (≈ 1 ms a random_box realization, 10%). A task goes to the helper
+    and back in two pickles, a few GIL turns.
     """
 
-    def __init__(self, writer, filters, behind: bool):
+    def __init__(self, writer, filters, behind: bool, helper: tuple | None = None):
         self.writer = writer
         self.filters = filters
         self.peak_waiting = 0
         self._pool = cf.ThreadPoolExecutor(1, "workbench-writer") if behind else None
+        # (executor, its Starting: done once its process is up)
+        self._helper, self._helper_up = helper or (None, None)
         self._queued: list[cf.Future] = []
         self._error: BaseException | None = None
 
@@ -523,11 +598,20 @@ class _Sink:
         if self._error is not None:  # nothing more once a write failed (the store is closed)
             raise self._error
         try:
-            self.writer.add_packed(packed.filtered(self.filters))
+            self.writer.add_packed(self._filtered(packed))
         except BaseException as exc:
             self._error = exc
             raise
         self.peak_waiting = max(self.peak_waiting, self.writer.waiting)
+
+    def _filtered(self, packed):
+        """``packed`` filtered, by the helper when it is up (the same bytes: the same code)."""
+        if self._helper is not None and self._helper_up.done():
+            try:
+                return self._helper.submit(filter_packed, packed, self.filters).result()
+            except BrokenProcessPool:  # the helper died (killed?): compress here from now on
+                self._helper = None
+        return packed.filtered(self.filters)
 
     def add(self, packed) -> None:
         if self._pool is None:
@@ -550,12 +634,14 @@ class _Sink:
 
 
 class _Timing:
-    """Running estimate of the seconds per realization, from the tasks that finished."""
+    """Running estimate of the seconds per realization, from the tasks that finished, and the
+    work per task wanted (``task_seconds``)."""
 
     def __init__(self, first: float | None):
         self.seconds = 0.0
         self.count = 0
         self.first = first
+        self.task_seconds = TASK_SECONDS
 
     def add(self, k: int, seconds: float) -> None:
         self.seconds += seconds
@@ -569,13 +655,13 @@ class _Timing:
 
 
 def _tasks(todo: np.ndarray, workers: int, timing: _Timing):
-    """Consecutive runs of ``todo`` holding :data:`TASK_SECONDS` of work each by ``timing``'s
+    """Consecutive runs of ``todo`` holding ``timing.task_seconds`` of work each by its
     latest estimate (one realization while there is none), fewer near the end
     (:data:`TAIL_SPLIT`). Sizes do not change the results: seeds are per realization."""
     pos = 0
     while pos < len(todo):
         per = timing.per_realization
-        k = 1 if per is None else int(TASK_SECONDS / max(per, 1e-9))
+        k = 1 if per is None else int(timing.task_seconds / max(per, 1e-9))
         remaining = len(todo) - pos
         k = max(1, min(k, MAX_TASK_REALIZATIONS, -(-remaining // (TAIL_SPLIT * max(workers, 1)))))
         yield tuple(todo[pos : pos + k].tolist())

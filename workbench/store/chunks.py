@@ -53,10 +53,12 @@ def reset_strings(f: h5py.Group, i: int) -> None:
     _reset(_string_ids(f), i)
 
 
-def _string_ids(f: h5py.Group) -> tuple[bytes, list]:
-    """The null element of ``f``'s file and the identifiers of ``status`` and ``message``."""
+def _string_ids(f: h5py.Group, strings: tuple | None = None) -> tuple[bytes, list]:
+    """The null element of ``f``'s file and the identifiers of ``status`` and ``message`` (or of
+    the datasets ``strings``, when looked up already)."""
     sizeof_addr, _ = f.file.id.get_create_plist().get_sizes()
-    return bytes(4 + sizeof_addr + 4), [f[name].id for name in ("status", "message")]
+    strings = strings or tuple(f[name] for name in ("status", "message"))
+    return bytes(4 + sizeof_addr + 4), [ds.id for ds in strings]
 
 
 def _reset(strings: tuple[bytes, list], i: int) -> None:
@@ -89,9 +91,13 @@ def write_data(f: h5py.Group, p: PackedRows, chunked: list[str], check: Callable
         (:func:`~workbench.store.failures.catching_io_errors`), so that nothing more is written
         into a file whose state HDF5 lost.
     """
+    # each dataset looked up once per pack (≈ 100 µs a lookup: per realization, they cost more
+    # than the writes)
     status, message = f["status"], f["message"]
-    strings = _string_ids(f)  # looked up once per pack: ≈ 50 µs a realization otherwise
-    targets = {name: (f[name].id, (0,) * (f[name].ndim - 1)) for name in chunked}
+    strings = _string_ids(f, (status, message))
+    datasets = {name: f[name] for name in chunked}
+    targets = {name: (ds.id, (0,) * (ds.ndim - 1)) for name, ds in datasets.items()}
+    text = (_ElementWriter(status), _ElementWriter(message))
     try:
         for j, i in enumerate(p.indices.tolist()):
             _reset(strings, i)
@@ -100,9 +106,9 @@ def write_data(f: h5py.Group, p: PackedRows, chunked: list[str], check: Callable
                     dsid, tail = targets[name]
                     dsid.write_direct_chunk((i, *tail), p.chunks[name][j])
                 else:
-                    f[name][i] = p.arrays[name][j]
-            status[i] = p.status[j]
-            message[i] = p.message[j]
+                    datasets[name][i] = p.arrays[name][j]
+            text[0].write(i, p.status[j])
+            text[1].write(i, p.message[j])
             check()
         for start, stop in runs(p.indices):
             a, b = int(p.indices[start]), int(p.indices[stop - 1]) + 1
@@ -113,5 +119,29 @@ def write_data(f: h5py.Group, p: PackedRows, chunked: list[str], check: Callable
     finally:
         # no dataset identifier may outlive a failed write in this frame (which an exception's
         # traceback keeps): HDF5 closes it at exit on a file that failed, and crashes (SIGSEGV)
-        del status, message, strings, targets
+        for writer in text:  # a traceback may keep write's frame, hence the writer
+            writer.close()
+        del status, message, strings, datasets, targets, text, writer
         dsid = None
+
+
+class _ElementWriter:
+    """Writes element ``i`` of a 1-d string dataset as ``dataset[i] = value`` does, with the same
+    HDF5 call (``H5Dwrite`` of a 0-d array of the dataset's dtype to a one-element hyperslab, the
+    memory type taken from that array): h5py's ``__setitem__`` spends ≈ 250 µs building the
+    selection, six times what the write costs (measured), and a batch of 32 realizations holds
+    the GIL for all of it, stopping a serial run's realizations meanwhile."""
+
+    def __init__(self, ds: h5py.Dataset):
+        self.dsid = ds.id
+        self.dtype = ds.dtype
+        self.mspace = h5py.h5s.create_simple((1,))
+        self.fspace = ds.id.get_space()
+
+    def write(self, i: int, value: str) -> None:
+        self.fspace.select_hyperslab((i,), (1,))
+        self.dsid.write(self.mspace, self.fspace, np.asarray(value, dtype=self.dtype))
+
+    def close(self) -> None:
+        """Drop the HDF5 identifiers held."""
+        self.dsid = self.mspace = self.fspace = None
