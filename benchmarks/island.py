@@ -17,11 +17,16 @@ the standard start —, or ``ladder``), ``status`` (with the fallback rung, if a
 ``--save FILE.npz`` stores every intercepted LCP (``M0, q0, M1, q1, …``, plus the basis each
 solve returned as ``J0, J1, …``) so that the solver can be studied without PyBullet:
 ``--load FILE.npz`` re-solves the stored problems in sequence (cold, then warm-started from the
-previous problem's basis) and prints the same columns.
+previous problem's basis) and prints the same columns; with ``--dense`` each cold solve is run
+twice, interleaved: as shipped (the blocked path of :mod:`reverse.lemke_kernel` from
+``reverse.lcp.BLOCKED_MIN_ROWS`` rows) and with the dense path forced (``method`` then reads
+``dense``), and whether the two answers are the same to the bit. ``lcp s`` is wall time;
+on a loaded machine compare the pivots and the CPU time printed after each pair.
 
 ``OPENBLAS_NUM_THREADS`` is set to 1 unless given (see ``benchmarks/lcp.py``).
 
-Usage: ``python benchmarks/island.py [--n 100] [--steps 5] [--settle 3] [--save F | --load F]``
+Usage: ``python benchmarks/island.py [--n 100] [--steps 5] [--settle 3] [--save F | --load F
+[--dense]]``
 """
 
 from __future__ import annotations
@@ -108,17 +113,41 @@ def run_scene_steps(n: int, steps: int, settle_s: float, seed: int, save: str | 
         print(f"saved {len(stored) // 3} LCPs to {save}")
 
 
-def run_stored(path: str) -> None:
-    """Re-solve the stored LCPs in sequence: cold, and warm from the previous basis."""
+def _timed(M, q, dense: bool):
+    """One cold :func:`reverse.lcp.solve_lcp`, optionally with the dense path forced; returns
+    the result, wall and CPU seconds."""
+    shipped = lcp.BLOCKED_MIN_ROWS
+    if dense:
+        lcp.BLOCKED_MIN_ROWS = q.size + 1
+    try:
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = lcp.solve_lcp(M, q)
+        return res, time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        lcp.BLOCKED_MIN_ROWS = shipped
+
+
+def run_stored(path: str, dense: bool = False) -> None:
+    """Re-solve the stored LCPs in sequence: cold, and warm from the previous basis; with
+    ``dense``, each cold solve also with the dense path forced (interleaved)."""
     data = np.load(path)
     keys = sorted(int(k[1:]) for k in data.files if k.startswith("M"))
     print_head(f"stored LCPs of {path}: cold, then warm-started from the previous basis", HEAD)
     prev = None
     for k in keys:
         M, q = data[f"M{k}"], data[f"q{k}"]
-        t0 = time.perf_counter()
-        res = lcp.solve_lcp(M, q)
-        print(_line(k + 1, res, time.perf_counter() - t0, float("nan")), flush=True)
+        res, wall, cpu = _timed(M, q, False)
+        print(_line(k + 1, res, wall, float("nan")), flush=True)
+        if dense:
+            ref, wall_d, cpu_d = _timed(M, q, True)
+            line = _line(k + 1, ref, wall_d, float("nan"))
+            print(line.replace(f"  {ref.start:<10}", f"  {'dense':<10}"), flush=True)
+            same = np.array_equal(res.z, ref.z) and np.array_equal(res.basis, ref.basis)
+            print(
+                f"      CPU s: {cpu:.3f} as shipped, {cpu_d:.3f} dense; same z and basis to the "
+                f"bit: {same}",
+                flush=True,
+            )
         if prev is not None and prev.size and prev.max() < q.size:
             t0 = time.perf_counter()
             res = lcp.solve_lcp(M, q, warm_start=prev)
@@ -134,9 +163,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the drop-grid jitter")
     ap.add_argument("--save", help="store the intercepted LCPs in this .npz file")
     ap.add_argument("--load", help="re-solve the LCPs stored in this .npz file (no PyBullet)")
+    ap.add_argument(
+        "--dense", action="store_true", help="with --load: also each cold solve on the dense path"
+    )
     args = ap.parse_args(argv)
     if args.load:
-        run_stored(args.load)
+        run_stored(args.load, args.dense)
     else:
         run_scene_steps(args.n, args.steps, args.settle, args.seed, args.save)
     return 0

@@ -120,9 +120,10 @@ class ContactDetector:
     def __call__(self, position: np.ndarray, orientation: np.ndarray) -> ContactSet:
         """Contacts at centre-of-mass ``position`` (n, 3) and body-frame ``orientation`` (n, 4)."""
         eng = self.engine
-        q_in = quat_multiply(orientation, self.principal)
         moving = self.moving
-        x_m, q_m = position[moving], q_in[moving]
+        # inertial-frame quaternions of the moving bodies only (row by row: the same numbers as
+        # for all bodies; the static ones are never placed)
+        x_m, q_m = position[moving], quat_multiply(orientation[moving], self.principal[moving])
         if self._placed is None:
             eng.set_poses(moving, x_m, q_m)
         else:

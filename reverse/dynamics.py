@@ -87,18 +87,20 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- rotations
 def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product ``a ⊗ b`` of (x, y, z, w) quaternions, shape (..., 4)."""
-    ax, ay, az, aw = np.moveaxis(a, -1, 0)
-    bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz,
-        ],
-        axis=-1,
-    )
+    """Hamilton product ``a ⊗ b`` of (x, y, z, w) quaternions, shape (..., 4).
+
+    The components are written into one array (no ``np.stack``: the reverse step calls this
+    and :func:`rotation_matrix` about ten times per step on every body; the arithmetic, and so
+    every bit of the result, is the stacked form's)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = aw * bx + ax * bw + ay * bz - az * by
+    out[..., 1] = aw * by - ax * bz + ay * bw + az * bx
+    out[..., 2] = aw * bz + ax * by - ay * bx + az * bw
+    out[..., 3] = aw * bw - ax * bx - ay * by - az * bz
+    return out
 
 
 def quat_exp(rotvec: np.ndarray) -> np.ndarray:
@@ -121,16 +123,21 @@ def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def rotation_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4)."""
-    x, y, z, w = np.moveaxis(q, -1, 0)
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        axis=-2,
-    )
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (entries written in place, as
+    in :func:`quat_multiply`)."""
+    q = np.asarray(q, dtype=float)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    R = np.empty((*q.shape[:-1], 3, 3))
+    R[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    R[..., 0, 1] = 2 * (x * y - z * w)
+    R[..., 0, 2] = 2 * (x * z + y * w)
+    R[..., 1, 0] = 2 * (x * y + z * w)
+    R[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    R[..., 1, 2] = 2 * (y * z - x * w)
+    R[..., 2, 0] = 2 * (x * z - y * w)
+    R[..., 2, 1] = 2 * (y * z + x * w)
+    R[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
 
 
 def world_inertia(inertia_body: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -276,6 +283,13 @@ def _cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array(
         [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
     )
+
+
+def _dot3(a: np.ndarray, b: np.ndarray) -> float:
+    """``a · b`` of two 3-vectors as ``((0 + a₀b₀) + a₁b₁) + a₂b₂``, separate multiplies and adds
+    (no fused multiply-add), the same on every CPU (:func:`reverse.batched._dot3` does it row-wise:
+    the two paths agree to the bit)."""
+    return ((0.0 + a[0] * b[0]) + a[1] * b[1]) + a[2] * b[2]
 
 
 class _Island:
@@ -492,7 +506,10 @@ def solve_island(
                 rows.append(Jd)
                 wcols.append(Jd)
                 if backward:
-                    qvel.append(-(Jd @ ufree) + float(dvec @ goal_vec))
+                    # d · goal in explicit arithmetic, not BLAS: ``dvec @ goal_vec`` is
+                    # OpenBLAS's ddot, whose kernel (FMA or not) depends on the CPU, and
+                    # reverse.batched computes the same term over all rows at once
+                    qvel.append(-(Jd @ ufree) + float(_dot3(dvec, goal_vec)))
                 else:
                     qvel.append(Jd @ ufree)
             if pull >= 0:

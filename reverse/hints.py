@@ -419,33 +419,74 @@ class HintPolicy:
         return [self.hints[k] for k in np.sort(self._acting[lo:hi]).tolist()]
 
     def __call__(self, contacts: ContactSet, position, velocity):
+        """The goals of this step's hints on ``contacts`` (``Goals`` with ``explicit`` set, the
+        preferred sliding and rolling directions).
+
+        Each active hint sets the goals of every contact of its body, hint after hint in their
+        order (a later hint overwrites an earlier one's goal of the same kind on a contact). All
+        (hint, contact) pairs are evaluated at once, with the arithmetic of one pair at a time:
+        ``d · n`` and ``|p − x|`` as BLAS does a 1-D product (:func:`_row_dots`), ``n × v``
+        with ``np.cross`` — the same numbers to the bit as the loop over pairs they replace."""
         k = len(contacts)
         goals = Goals.zeros(k)
         goals.explicit = np.zeros(k, dtype=bool)
         pref = np.zeros((k, 3))
         pref_roll = np.zeros((k, 3))
+        active = self.active()
+        if not active or not k:
+            return goals, pref, pref_roll
         body_a, body_b = contacts.body_a, contacts.body_b
-        for hint in self.active():
-            j = self.index[hint.body]
-            for i in np.flatnonzero((body_a == j) | (body_b == j)).tolist():
-                sign = 1.0 if body_a[i] == j else -1.0
-                n = contacts.normal[i] * sign  # from the other body into this one
-                r = np.linalg.norm(contacts.point[i] - position[j])
-                if hint.kind == "roll" and r < MIN_ROLL_ARM:
-                    continue  # a contact at the centre of mass: no rolling axis
-                goals.explicit[i] = True
-                if hint.kind == "bounce":
-                    speed = hint.speed
-                    if contacts.restitution[i] > 0 and speed >= self.epsilon:
-                        speed = np.nextafter(self.epsilon, 0.0)
-                    goals.normal[i] = speed
-                elif hint.kind == "slide":
-                    v = hint.speed * (hint.direction - (hint.direction @ n) * n)
-                    goals.tangential[i] = sign * v
-                    pref[i] = v
-                else:  # roll: ω = n × v / r, no slip
-                    v = hint.speed * (hint.direction - (hint.direction @ n) * n)
-                    w = np.cross(n, v) / r
-                    goals.rolling[i] = sign * w
-                    pref_roll[i] = w
+        js = np.array([self.index[h.body] for h in active], dtype=int)
+        # (hint, contact) pairs in the order of a loop over hints, then contacts ascending
+        hi, ci = np.nonzero((body_a[None, :] == js[:, None]) | (body_b[None, :] == js[:, None]))
+        if not hi.size:
+            return goals, pref, pref_roll
+        j = js[hi]
+        kind = np.array([h.kind for h in active])[hi]
+        speed = np.array([h.speed for h in active], dtype=float)[hi]
+        sign = np.where(body_a[ci] == j, 1.0, -1.0)
+        n = contacts.normal[ci] * sign[:, None]  # from the other body into this one
+        arm = contacts.point[ci] - position[j]
+        r = np.sqrt(_row_dots(arm, arm))  # np.linalg.norm of one vector: sqrt(x · x)
+        acts = (kind != "roll") | ~(r < MIN_ROLL_ARM)  # a contact at the centre of mass: no axis
+        goals.explicit[ci[acts]] = True
+        bounce = np.flatnonzero(kind == "bounce")
+        if bounce.size:
+            b_speed = speed[bounce]
+            cap = (contacts.restitution[ci[bounce]] > 0) & (b_speed >= self.epsilon)
+            b_speed = np.where(cap, np.nextafter(self.epsilon, 0.0), b_speed)
+            last = _last(ci[bounce])
+            goals.normal[ci[bounce][last]] = b_speed[last]
+        moving = np.flatnonzero(((kind == "slide") | (kind == "roll")) & acts)
+        if moving.size:
+            d = np.array([h.direction for h in active], dtype=float)[hi[moving]]
+            nm = n[moving]
+            v = speed[moving][:, None] * (d - _row_dots(d, nm)[:, None] * nm)
+            sm = sign[moving][:, None]
+            slide = kind[moving] == "slide"
+            if slide.any():
+                c = ci[moving][slide]
+                last = _last(c)
+                goals.tangential[c[last]] = (sm[slide] * v[slide])[last]
+                pref[c[last]] = v[slide][last]
+            roll = ~slide
+            if roll.any():
+                c = ci[moving][roll]
+                w = np.cross(nm[roll], v[roll]) / r[moving][roll][:, None]
+                last = _last(c)
+                goals.rolling[c[last]] = (sm[roll] * w)[last]
+                pref_roll[c[last]] = w[last]
         return goals, pref, pref_roll
+
+
+def _row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a[i] @ b[i]`` of 3-vectors, each as numpy computes one 1-D product (BLAS ``ddot``,
+    through the stacked ``matmul`` of ``(1, 3) @ (3, 1)`` slices): the same bits as the product
+    of one pair, whatever the CPU's ``ddot`` kernel does."""
+    return np.matmul(a[:, None, :], b[:, :, None])[:, 0, 0]
+
+
+def _last(c: np.ndarray) -> np.ndarray:
+    """Positions of the last occurrence of each value of ``c`` (a later hint overwrites)."""
+    _, first_from_end = np.unique(c[::-1], return_index=True)
+    return c.size - 1 - first_from_end

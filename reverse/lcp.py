@@ -46,6 +46,12 @@ Two implementations of the steps above give the same answers:
 * ``engine="numpy"``: :mod:`reverse.lemke`, the reference the compiled path is tested against,
   and the fallback when numba is missing.
 
+From :data:`BLOCKED_MIN_ROWS` rows the compiled engine delays the rank-1 updates of ``B⁻¹`` and
+applies them :data:`UPDATE_BLOCK` at a time as one matrix product (the blocked path of
+:mod:`reverse.lemke_kernel`): the same pivots, rounded in another order (on the test problems
+and the 1630-row pile of ``benchmarks/island.py``, the same basis and the same answer to the
+bit); below it, the reference's arithmetic as above.
+
 The fallback ladder below is numpy code in both (it calls the compiled Lemke when available).
 
 Advanced start ([6]_; :mod:`reverse.lemke_kernel`): when a warm start does not verify, Lemke's
@@ -99,6 +105,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -108,13 +115,18 @@ from reverse.lemke import lemke_path
 __all__ = [
     "ADVANCED_PIVOTS_PER_ROW",
     "ADVANCED_START_MIN_ROWS",
+    "BLOCKED_MIN_ROWS",
     "DEFAULT_PIVOTS_PER_ROW",
     "ENUMERATION_MAX_N",
+    "UPDATE_BLOCK",
+    "START_NAMES",
     "VERIFY_RTOL",
+    "LCPArrays",
     "LCPError",
     "LCPResult",
     "lcp_residual",
     "solve_lcp",
+    "solve_lcp_arrays",
     "solve_lcp_batch",
     "solve_lcp_enumeration",
 ]
@@ -150,6 +162,24 @@ ADVANCED_START_MIN_ROWS = 300
 #: (0.5n–5n pivots on contact problems: 2706 at 1630 rows, 14672 at 2695), which then runs. On
 #: the 2695-row pile, a start from the normal rows alone ran 46 508 pivots without it.
 ADVANCED_PIVOTS_PER_ROW = 1
+
+#: Smallest problem solved on the compiled kernel's blocked path (:mod:`reverse.lemke_kernel`:
+#: the rank-1 updates of ``B⁻¹`` delayed and applied :data:`UPDATE_BLOCK` at a time as one
+#: matrix product). Per pivot the dense path streams the ``m × n`` stored columns of ``B⁻¹``
+#: through memory once (≈ 26 MB at 2695 rows, m ≈ 1200), which stops fitting in cache from about
+#: a thousand rows; measured, one process on the loaded 2-core machine, CPU time of a cold solve:
+#: 2695 rows (14 674 pivots) 45.5 s dense, 9.9 s blocked; 1630 rows (2710 pivots) 1.9 s, 1.2–1.5
+#: s; same basis and the same answer to the bit in both. The threshold sits above every LCP of
+#: the shipped scenes (spelling balls: ≤ 69 rows) and of the other benchmarks (``lcp.py`` ≤ 1200;
+#: ``reverse.py`` ≤ 1276, 100 spheres with 10 bounce hints), which keep the dense path, whose
+#: arithmetic is the reference's (bit-identical answers, the tests).
+BLOCKED_MIN_ROWS = 1500
+
+#: Delayed rank-1 updates per matrix product on the blocked path: 64 makes the product
+#: compute-bound (64 flops per ``B⁻¹`` entry loaded) at 0.5 MB of ``U`` per 1000 rows; 32 was
+#: measured 1.9× slower per pivot, and the per-pivot reads through the delayed updates
+#: (``O(64·(m + n))``) stay small next to the ``O(m·n)`` product.
+UPDATE_BLOCK = 64
 
 _TINY = np.finfo(float).tiny
 _EPS = np.finfo(float).eps
@@ -297,7 +327,9 @@ class _Problem:
         if self.kernel is None:
             status, zs, basis, pivots = lemke_path(Mh / sM, self.qh / sq, cap)
         else:
-            code, zs, basis, pivots = self.kernel.lemke_path(Mh / sM, self.qh / sq, cap, _NO_BASIS)
+            code, zs, basis, pivots = self.kernel.lemke_path(
+                Mh / sM, self.qh / sq, cap, _NO_BASIS, _block(self.q.size)
+            )
             status = _STATUS[code]
         return status, self.d * zs * (sq / sM), basis, pivots
 
@@ -471,9 +503,10 @@ def solve_lcp_batch(
     else:
         Mflat = qflat = np.zeros(0)
         warm_flat = _NO_BASIS
+    m_offsets = np.concatenate([[0], np.cumsum(sizes * sizes)]).astype(np.int64)
     z_all, _, mask, status, pivots, resid, route = kernel.solve_batch(
-        Mflat, qflat, offsets, warm_flat, warm_offsets, has_warm,
-        DEFAULT_PIVOTS_PER_ROW, _RUIZ_SWEEPS, rtol,
+        Mflat, m_offsets, qflat, offsets, np.ones(len(problems), dtype=np.bool_), warm_flat,
+        warm_offsets, has_warm, DEFAULT_PIVOTS_PER_ROW, _RUIZ_SWEEPS, rtol,
     )  # fmt: skip
     out = []
     for k, (M, q) in enumerate(problems):
@@ -490,6 +523,87 @@ def solve_lcp_batch(
             prob = _Problem(M, q, kernel)
             out.append(run_ladder(prob, _STATUS[status[k]], z, basis, int(pivots[k]), cap, rtol))
     return out
+
+
+class LCPArrays(NamedTuple):
+    """The answers of :func:`solve_lcp_arrays`, as arrays (``K`` problems, ``R`` rows in all).
+
+    Attributes
+    ----------
+    z, w : ndarray, shape (R,)
+        Each solved problem's :attr:`LCPResult.z` and :attr:`LCPResult.w` at its rows (0 for a
+        problem not solved here).
+    basis : ndarray of bool, shape (R,)
+        The basic ``z`` (:attr:`LCPResult.basis` as a mask over the problem's rows).
+    status : ndarray of int, shape (K,)
+        :mod:`reverse.lemke_kernel`'s status codes (``SOLVED`` … ``NOT_FINITE``).
+    pivots : ndarray of int, shape (K,)
+    residual : ndarray, shape (K,)
+    route : ndarray of int, shape (K,)
+        0 trivial, 1 warm start, 2 advanced start, 3 cold Lemke: a verified answer, exactly
+        :func:`solve_lcp`'s (``start`` is :data:`START_NAMES` ``[route]``); −1: no verified
+        answer (the caller runs :func:`solve_lcp` on it, whose ladder then runs); −2: not
+        selected.
+    """
+
+    z: np.ndarray
+    w: np.ndarray
+    basis: np.ndarray
+    status: np.ndarray
+    pivots: np.ndarray
+    residual: np.ndarray
+    route: np.ndarray
+
+
+#: :attr:`LCPResult.start` of each :attr:`LCPArrays.route` ≥ 0.
+START_NAMES = ("trivial", "warm", "advanced", "cold")
+
+
+def solve_lcp_arrays(
+    M_flat: np.ndarray,
+    m_offsets: np.ndarray,
+    q: np.ndarray,
+    offsets: np.ndarray,
+    select: np.ndarray,
+    warm_flat: np.ndarray,
+    warm_offsets: np.ndarray,
+    has_warm: np.ndarray,
+    *,
+    tol: float | None = None,
+) -> LCPArrays | None:
+    """Many small LCPs given as flat arrays, solved in one compiled call with no per-problem
+    Python: the batch entry of :func:`reverse.batched.solve_island_arrays`.
+
+    Problem ``k`` (solved when ``select[k]``) is ``M_k z + q_k``: ``q_k = q[offsets[k]:
+    offsets[k+1]]`` (``n_k`` rows), ``M_k`` the row-major ``n_k × n_k`` block of ``M_flat`` at
+    ``m_offsets[k]``, and when ``has_warm[k]`` the warm basis ``warm_flat[warm_offsets[k]:
+    warm_offsets[k+1]]`` — sorted, unique and in ``[0, n_k)`` (the caller checks; anything else
+    goes through :func:`solve_lcp`). Every answer with ``route ≥ 0`` is bit for bit what
+    :func:`solve_lcp` (``engine="auto"``, default cap and tolerance) returns for that problem
+    alone: the same compiled :func:`reverse.lemke_kernel.solve`, with ``advanced_start`` off and
+    the dense path, which is ``solve_lcp``'s choice below :data:`ADVANCED_START_MIN_ROWS` rows —
+    so select only smaller problems. Problems without a verified answer (``route = −1``) are for
+    the caller to hand to :func:`solve_lcp`, whose fallback ladder then runs (and which raises
+    :class:`LCPError` for non-finite input).
+
+    Returns
+    -------
+    LCPArrays, or None when numba cannot be imported (solve each problem with
+    :func:`solve_lcp`).
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return None
+    rtol = VERIFY_RTOL if tol is None else float(tol)
+    out = kernel.solve_batch(
+        np.ascontiguousarray(M_flat, dtype=float), np.asarray(m_offsets, dtype=np.int64),
+        np.ascontiguousarray(q, dtype=float), np.asarray(offsets, dtype=np.int64),
+        np.asarray(select, dtype=np.bool_), np.asarray(warm_flat, dtype=np.int64),
+        np.asarray(warm_offsets, dtype=np.int64), np.asarray(has_warm, dtype=np.bool_),
+        DEFAULT_PIVOTS_PER_ROW, _RUIZ_SWEEPS, rtol,
+    )  # fmt: skip
+    z, w, mask, status, pivots, resid, route = out
+    return LCPArrays(z, w, mask, status, pivots, resid, route)
 
 
 def solve_lcp_enumeration(M: np.ndarray, q: np.ndarray, *, tol: float | None = None) -> LCPResult:
@@ -557,7 +671,7 @@ def _solve_compiled(kernel, M, q, warm_start, max_pivots, tol, regularize, advan
     adv = n >= ADVANCED_START_MIN_ROWS if advanced_start is None else bool(advanced_start)
     adv_cap = ADVANCED_PIVOTS_PER_ROW * n
     status, z, w, basis, pivots, res, route = kernel.solve(
-        M, q, J, has_warm, adv, adv_cap, cap, _RUIZ_SWEEPS, rtol
+        M, q, J, has_warm, adv, adv_cap, cap, _RUIZ_SWEEPS, rtol, _block(n)
     )
     if status == kernel.NOT_FINITE:
         raise LCPError("M and q must be finite (found NaN or inf)")
@@ -570,6 +684,12 @@ def _solve_compiled(kernel, M, q, warm_start, max_pivots, tol, regularize, advan
 
 
 # --- helpers
+
+
+def _block(n: int) -> int:
+    """Delayed updates per block for a compiled solve of ``n`` rows: 0 (the dense path) below
+    :data:`BLOCKED_MIN_ROWS`, else :data:`UPDATE_BLOCK`."""
+    return UPDATE_BLOCK if n >= BLOCKED_MIN_ROWS else 0
 
 
 def _principal_solution(M: np.ndarray, q: np.ndarray, J: np.ndarray) -> np.ndarray | None:

@@ -15,6 +15,17 @@ tolerances (imported from :mod:`reverse.lemke`), on a tableau allocated once per
   the residual of :func:`reverse.lcp.lcp_residual` (same formula, sums taken over the nonzero
   ``z`` only).
 
+Blocked path (``block > 0``; :func:`reverse.lcp.solve_lcp` uses it from
+:data:`reverse.lcp.BLOCKED_MIN_ROWS` rows): the rank-1 updates are delayed, as in blocked LU
+factorizations — pivot ``k`` stores its update ``u_k`` (a row of ``U``) and the entries
+``(B⁻¹)_r`` of the stored columns before it (a column of ``F``), every ``B⁻¹`` entry the path
+reads is taken as ``Wt − F U`` (the entering column, the ratio test's row ``r``, the rows of the
+lexicographic comparison), and every ``block`` pivots ``Wt −= F U`` is applied as one matrix
+product (BLAS ``dgemm``). Same pivots on the same quantities, rounded in another order: on the
+test problems the same pivots to the same basis (hence the same re-solved answer, bit for bit).
+The flops per pivot stay ``O(m·n)`` — an explicit ``B⁻¹`` costs that — but ``Wt`` is read from
+memory once per block instead of once per pivot.
+
 Advanced start (``J0`` non-empty): Lemke's path started from a complementary basis ``J0`` (the
 previous step's), as in Fackler & Miranda's ``lemke.m`` [3]_: the basis ``B₀`` has the columns
 ``−M[:, j]`` for ``j ∈ J0`` and ``e_i`` elsewhere, and the covering vector is chosen as
@@ -47,6 +58,10 @@ SOLVED, RAY, MAX_PIVOTS, FAILED, NOT_FINITE = 0, 1, 2, 3, 4
 
 _TINY = np.finfo(float).tiny
 _EPS = np.finfo(float).eps
+
+#: Rows of ``Wt`` per matrix product when the blocked path applies its delayed updates
+#: (:func:`_flush`): 256 × n doubles (5.5 MB at n = 2695) of scratch instead of a second n × n.
+_FLUSH_ROWS = 256
 
 
 @njit(cache=True)
@@ -152,14 +167,19 @@ def _column(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d):
 
 
 @njit(cache=True)
-def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm):
+def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, nu):
     """Of the ``nt`` tied ``rows``, the one whose row of ``B⁻¹B₀ / |d|`` is lexicographically
-    smallest ([2]_ §4.9; ``B₀ = I`` for a cold start), as :meth:`reverse.lemke._Basis.lexmin`."""
+    smallest ([2]_ §4.9; ``B₀ = I`` for a cold start), as :meth:`reverse.lemke._Basis.lexmin`.
+    ``F, U, nu``: the delayed updates of the blocked path (:func:`_pivot_blocked`; ``nu = 0``
+    on the dense path, where ``Wt`` is current)."""
     L = np.zeros((nt, n))
     for t in range(nt):
         r = rows[t]
         for c in range(m):
-            L[t, kcols[c]] = Wt[c, r]
+            v = Wt[c, r]
+            for k in range(nu):
+                v -= F[c, k] * U[k, r]
+            L[t, kcols[c]] = v
         if basic[r] < n:
             L[t, basic[r]] = 1.0
     if warm:  # rows of B⁻¹B₀: the columns of B₀ at positions j ∈ J0 are −M[:, j]
@@ -196,6 +216,115 @@ def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm):
             if nk == 1:
                 return rows[keep[0]]
     return rows[keep[0]]
+
+
+@njit(cache=True)
+def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, F, U, nu, g):
+    """:func:`_column` on the blocked path: the stored columns of ``B⁻¹`` are the rows of
+    ``Wt − F[:, :nu] U[:nu]`` (``nu`` delayed rank-1 updates, :func:`_pivot_blocked`)."""
+    if var < n:
+        c = colpos[var]
+        for i in range(n):
+            d[i] = Wt[c, i]
+        for k in range(nu):
+            f = F[c, k]
+            if f != 0.0:
+                for i in range(n):
+                    d[i] -= f * U[k, i]
+        return
+    a = Mt[var - n] if var < 2 * n else a0
+    for i in range(n):
+        d[i] = 0.0
+    for k in range(nu):
+        g[k] = 0.0
+    for c in range(m):
+        f = a[kcols[c]]
+        if f != 0.0:
+            row = Wt[c]
+            for i in range(n):
+                d[i] += f * row[i]
+            for k in range(nu):
+                g[k] += f * F[c, k]
+    for k in range(nu):
+        f = g[k]
+        if f != 0.0:
+            for i in range(n):
+                d[i] -= f * U[k, i]
+    for i in range(n):
+        if wpos[i] >= 0:
+            d[wpos[i]] += a[i]
+    for i in range(n):
+        d[i] = -d[i]
+
+
+@njit(cache=True)
+def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F, U, nu, fc):
+    """:func:`_pivot` with the rank-1 update of ``B⁻¹`` delayed: ``u`` becomes row ``nu`` of
+    ``U`` and the current ``(B⁻¹)_r`` on the stored columns column ``nu`` of ``F``; the caller
+    applies the ``F U`` block to ``Wt`` (:func:`_flush`) every ``U.shape[0]`` pivots. Returns
+    ``(leaving, m, nu)``."""
+    dr = d[r]
+    theta = x[r] / dr
+    for i in range(n):
+        x[i] -= theta * d[i]
+    x[r] = theta
+    if m:
+        for i in range(n):
+            u[i] = d[i] / dr
+        u[r] -= 1.0 / dr
+        for c in range(m):  # the current (B⁻¹)_r entries, before this update
+            v = Wt[c, r]
+            for k in range(nu):
+                v -= F[c, k] * U[k, r]
+            fc[c] = v
+        for c in range(m):
+            F[c, nu] = fc[c]
+        for i in range(n):
+            U[nu, i] = u[i]
+        nu += 1
+    leaving = basic[r]
+    if leaving < n:  # a new stored column, exact: no delayed update applies to it
+        row = Wt[m]
+        for i in range(n):
+            row[i] = -d[i] / dr
+        row[r] += 1.0 + 1.0 / dr
+        for k in range(F.shape[1]):
+            F[m, k] = 0.0
+        kcols[m] = leaving
+        colpos[leaving] = m
+        wpos[leaving] = -1
+        m += 1
+    if entering < n:
+        c, last = colpos[entering], m - 1
+        if c != last:
+            for i in range(n):
+                Wt[c, i] = Wt[last, i]
+            for k in range(F.shape[1]):
+                F[c, k] = F[last, k]
+            kcols[c] = kcols[last]
+            colpos[kcols[c]] = c
+        colpos[entering] = -1
+        wpos[entering] = r
+        m = last
+    basic[r] = entering
+    return leaving, m, nu
+
+
+@njit(cache=True)
+def _flush(m, Wt, F, U, T):
+    """``Wt[:m] −= F[:m] U``: the delayed rank-1 updates as one matrix product (BLAS ``dgemm``
+    in row blocks of ``T.shape[0]``), so ``Wt`` streams through memory once per block of pivots
+    instead of once per pivot."""
+    rb = T.shape[0]
+    for c0 in range(0, m, rb):
+        c1 = min(m, c0 + rb)
+        P = T[: c1 - c0]
+        np.dot(F[c0:c1], U, P)
+        for c in range(c0, c1):
+            row = Wt[c]
+            prow = P[c - c0]
+            for i in range(row.size):
+                row[i] -= prow[i]
 
 
 @njit(cache=True)
@@ -253,10 +382,15 @@ def _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
 
 
 @njit(cache=True)
-def lemke_path(Ms, q, cap, J0):
+def lemke_path(Ms, q, cap, J0, block):
     """Lemke's method ([2]_ §4.4, §4.9) on the normalized problem, as
     :func:`reverse.lemke.lemke_path`; with a non-empty ``J0`` the advanced start of the module
-    docstring. Returns ``(status code, z, sorted basic z indices, pivots)``."""
+    docstring. Returns ``(status code, z, sorted basic z indices, pivots)``.
+
+    ``block = 0``: one rank-1 update of ``B⁻¹`` per pivot (the reference's arithmetic).
+    ``block > 0`` (large problems): the blocked path of the module docstring — the updates are
+    delayed and applied ``block`` at a time as one matrix product; every ``B⁻¹`` entry the path
+    reads is the same quantity, rounded differently."""
     n = q.size
     z0 = 2 * n
     Mt = np.ascontiguousarray(Ms.T)  # Mt[j] = column j, contiguous
@@ -318,6 +452,13 @@ def lemke_path(Ms, q, cap, J0):
     u = np.empty(n)
     idx = np.empty(n, dtype=np.int64)
     refactor_every = max(REFACTOR_MIN, n)
+    kb = max(block, 0)
+    F = np.zeros((n if kb else 0, kb))  # delayed updates (blocked path): B⁻¹ rows = Wt − F U
+    U = np.zeros((kb, n if kb else 0))
+    T = np.empty((min(n, _FLUSH_ROWS) if kb else 0, n if kb else 0))
+    g = np.empty(kb)
+    fc = np.empty(n if kb else 0)
+    nu = 0
 
     # first pivot: z0 enters (B⁻¹a = −e) at the level that makes every basic variable ≥ 0
     _column(z0, n, m, Mt, a0, Wt, kcols, colpos, wpos, d)
@@ -329,7 +470,7 @@ def lemke_path(Ms, q, cap, J0):
         if x[i] <= qmin + TIE_RTOL * abs(qmin):
             idx[nt] = i
             nt += 1
-    r = idx[0] if nt == 1 else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm)
+    r = idx[0] if nt == 1 else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, 0)
     leaving, m = _pivot(r, d, u, z0, n, m, x, Wt, kcols, colpos, wpos, basic)
     entering = leaving + n if leaving < n else leaving - n  # a warm start's z may leave first
     pivots = since = 1
@@ -340,7 +481,11 @@ def lemke_path(Ms, q, cap, J0):
             since = 0
             if not _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
                 return FAILED, _zpart(x, basic, n), _basis(basic, n), pivots
-        _column(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d)
+            nu = 0  # Wt recomputed from scratch: no delayed update left
+        if kb:
+            _column_blocked(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, F, U, nu, g)
+        else:
+            _column(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d)
         dmax = 0.0
         finite = True
         for i in range(n):
@@ -376,8 +521,20 @@ def lemke_path(Ms, q, cap, J0):
                 idx[nt] = i
                 nt += 1
         if r < 0:
-            r = idx[0] if nt == 1 else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm)
-        leaving, m = _pivot(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic)
+            r = (
+                idx[0]
+                if nt == 1
+                else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, nu)
+            )
+        if kb:
+            leaving, m, nu = _pivot_blocked(
+                r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F, U, nu, fc
+            )
+            if nu == kb:
+                _flush(m, Wt, F, U, T)
+                nu = 0
+        else:
+            leaving, m = _pivot(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic)
         pivots += 1
         since += 1
         if leaving == z0:
@@ -450,7 +607,7 @@ def _basis(basic, n):
 
 # ----------------------------------------------------------------------------- one solve
 @njit(cache=True)
-def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol):
+def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol, block):
     """One LCP, start to verified answer (:func:`reverse.lcp.solve_lcp`'s steps up to the ladder).
 
     Parameters
@@ -469,6 +626,9 @@ def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol):
         Ruiz sweeps.
     rtol : float
         Verification tolerance.
+    block : int
+        0: the dense path (one rank-1 update of ``B⁻¹`` per pivot, the reference's arithmetic);
+        > 0: the blocked path with that many delayed updates (:func:`lemke_path`).
 
     Returns
     -------
@@ -512,7 +672,7 @@ def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol):
     qs = qh / sq
     pivots = 0
     if has_warm and advanced and warm.size:
-        status, zs, basis, piv = lemke_path(Ms, qs, min(cap, advanced_cap), warm)
+        status, zs, basis, piv = lemke_path(Ms, qs, min(cap, advanced_cap), warm, block)
         pivots += piv
         if status == SOLVED:
             z_path = d * zs * (sq / sM)
@@ -524,7 +684,7 @@ def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol):
                 r = _residual(M, q, A, d, S, z, w)
                 if r <= rtol:
                     return SOLVED, z, w, basis, pivots, r, 2
-    status, zs, basis, piv = lemke_path(Ms, qs, cap, empty)
+    status, zs, basis, piv = lemke_path(Ms, qs, cap, empty, block)
     pivots += piv
     z_last = d * zs * (sq / sM)
     if status == SOLVED:
@@ -543,15 +703,20 @@ def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol):
 
 @njit(cache=True)
 def solve_batch(
-    Mflat, qflat, offsets, warm_flat, warm_offsets, has_warm, cap_per_row, sweeps, rtol
-):
-    """Many independent LCPs in one compiled call (the islands of a step).
+    Mflat, m_offsets, qflat, offsets, select, warm_flat, warm_offsets, has_warm, cap_per_row,
+    sweeps, rtol,
+):  # fmt: skip
+    """Many independent LCPs in one compiled call (the islands of a step), each exactly as
+    :func:`solve` solves it alone with ``advanced = False`` and ``block = 0`` (the dense path;
+    callers send only problems below :data:`reverse.lcp.ADVANCED_START_MIN_ROWS` rows).
 
     Problem ``k`` has ``n_k = offsets[k+1] − offsets[k]`` rows: ``q_k = qflat[offsets[k]:
     offsets[k+1]]`` and ``M_k`` the ``n_k × n_k`` row-major block of ``Mflat`` starting at
-    ``Σ_{l<k} n_l²``; its warm basis is ``warm_flat[warm_offsets[k]:warm_offsets[k+1]]`` when
-    ``has_warm[k]``. Returns flat ``z, w`` (laid out like ``qflat``), per problem ``status,
-    pivots, residual, route`` and the basic-z mask (laid out like ``qflat``).
+    ``m_offsets[k]``; its warm basis (sorted, unique, in range) is
+    ``warm_flat[warm_offsets[k]:warm_offsets[k+1]]`` when ``has_warm[k]``. Only the problems
+    with ``select[k]`` are solved (the others: ``route = −2``, ``z = w = 0``, nothing set).
+    Returns flat ``z, w`` (laid out like ``qflat``), per problem ``status, pivots, residual,
+    route`` (:func:`solve`'s) and the basic-z mask (laid out like ``qflat``).
     """
     K = offsets.size - 1
     total = qflat.size
@@ -561,17 +726,18 @@ def solve_batch(
     status = np.zeros(K, dtype=np.int64)
     pivots = np.zeros(K, dtype=np.int64)
     resid = np.zeros(K)
-    route = np.zeros(K, dtype=np.int64)
-    start = 0
+    route = np.full(K, -2, dtype=np.int64)
     for k in range(K):
+        if not select[k]:
+            continue
         o0, o1 = offsets[k], offsets[k + 1]
         n = o1 - o0
-        M = Mflat[start : start + n * n].reshape((n, n))
-        start += n * n
+        start = m_offsets[k]
+        M = np.ascontiguousarray(Mflat[start : start + n * n].reshape((n, n)))
         q = qflat[o0:o1].copy()
         warm = warm_flat[warm_offsets[k] : warm_offsets[k + 1]].copy()
         st, z, w, basis, piv, r, rt = solve(
-            np.ascontiguousarray(M), q, warm, has_warm[k], False, 0, cap_per_row * n, sweeps, rtol
+            M, q, warm, has_warm[k], False, 0, cap_per_row * n, sweeps, rtol, 0
         )
         z_all[o0:o1] = z
         w_all[o0:o1] = w

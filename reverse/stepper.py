@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from reverse.batched import solve_islands as _solve_islands
+from reverse.batched import solve_island_arrays as _solve_island_arrays
 from reverse.dynamics import (
     ContactSet,
     Goals,
@@ -644,27 +644,43 @@ class Stepper:
             )
         rep.free_flight = int(flying.sum())
         # Islands without joints are assembled and solved together (vectorized over contacts
-        # and islands, bit-identical to solve_island: reverse.batched.solve_islands); islands
-        # with joints one by one (solve_island).
+        # and islands, bit-identical to solve_island: reverse.batched.solve_island_arrays, its
+        # velocities and branches written at once); islands with joints one by one
+        # (solve_island), and so is the frictionless retry of a batch island whose LCP failed.
         solid = np.flatnonzero(~flying).tolist()
         jointed = np.zeros(len(islands), dtype=bool)
         for ja, jb in jpairs:
             for j in (ja, jb):
                 if j >= 0 and label[j] >= 0:
                     jointed[label[j]] = True
-        # an island's contacts, ascending: the stable sort by island kept their order
-        sels = {k: order[bounds[k] : bounds[k + 1]] for k in solid}
-        keys = {k: (direction, tuple(islands[k].tolist()), len(sels[k])) for k in solid}
-        solutions: dict[int, IslandSolution] = {}
-        batch = [k for k in solid if not jointed[k]]
-        if sum(len(sels[k]) for k in batch) < BATCH_MIN_CONTACTS:
-            batch = []  # a few contacts: one call chain each costs less than the batch's set-up
+        n_sel = bounds[1:] - bounds[:-1]  # contacts of each island
+
+        def sel_of(k):
+            """Island ``k``'s contacts, ascending (the stable sort by island kept their order)."""
+            return order[bounds[k] : bounds[k + 1]]
+
+        def key_of(k):
+            """Island ``k``'s key of the warm starts (direction, bodies, contact count)."""
+            return (direction, tuple(islands[k].tolist()), int(n_sel[k]))
+
+        in_batch = ~flying & ~jointed
+        if int(n_sel[in_batch].sum()) < BATCH_MIN_CONTACTS:
+            in_batch[:] = False  # a few contacts: one call chain each costs less than the batch
+        batch = np.flatnonzero(in_batch).tolist()
+        slot = np.full(K, -1, dtype=int)  # position of each island in the batch
+        answer = None
         if batch:
             ta = time.perf_counter()
-            sols = _solve_islands(
+            slot[batch] = np.arange(len(batch))
+            batch_keys = [key_of(k) for k in batch]
+            # the batch islands' bodies and contacts, island after island (members_all and
+            # order[bounds[0]:] are laid out island-major)
+            answer = _solve_island_arrays(
                 direction=direction,
-                islands=[islands[k] for k in batch],
-                contact_sets=[sels[k] for k in batch],
+                n_bodies=sizes[in_batch],
+                bodies=members_all[np.repeat(in_batch, sizes)],
+                n_contacts=n_sel[in_batch],
+                contact_index=order[bounds[0] :][np.repeat(in_batch, n_sel)],
                 contacts=contacts,
                 in_island_a=la == c_island,
                 in_island_b=lb == c_island,
@@ -677,18 +693,18 @@ class Stepper:
                 epsilon=s.epsilon,
                 delta=s.delta,
                 delta_angular=s.delta_angular,
-                warm_starts=[self._warm.get(keys[k]) for k in batch],
+                warm_starts=[self._warm.get(key) for key in batch_keys],
                 attract=attract,
             )
-            lcp_time = sum(sol.lcp_seconds for sol in sols)
-            rep.timing["lcp"] += lcp_time
-            rep.timing["assembly"] += time.perf_counter() - ta - lcp_time
-            solutions.update(zip(batch, sols, strict=True))
+            out[answer.bodies] = answer.velocity
+            rep.branches[answer.contacts] = answer.branch
+            rep.timing["lcp"] += answer.lcp_seconds
+            rep.timing["assembly"] += time.perf_counter() - ta - answer.lcp_seconds
 
         def problem(k):
             """The island's contacts (a sleeping or static partner acts as the world) and the
             keyword arguments of solve_island."""
-            sel = sels[k]
+            sel = sel_of(k)
             sub = contacts.subset(sel)
             sub = replace(
                 sub,
@@ -727,11 +743,45 @@ class Stepper:
                 "attract": asub,
             }
 
+        slots, n_bodies, n_contacts = slot.tolist(), sizes.tolist(), n_sel.tolist()
+        n_rows = answer.n_rows.tolist() if answer is not None else []
         for k in solid:
-            bodies, sel, key = islands[k], sels[k], keys[k]
+            j = slots[k]
+            sol = None
+            if j >= 0:  # solved in the batch: its velocities and branches are in place
+                res = answer.results[j]
+                if res is None:  # no rows
+                    rep.islands.append(
+                        IslandReport(n_bodies[k], n_contacts[k], 0, "none", 0, "", 0.0)
+                    )
+                    continue
+                if res.status == "solved":
+                    self._warm[batch_keys[j]] = res.basis
+                    rep.islands.append(
+                        IslandReport(
+                            n_bodies[k],
+                            n_contacts[k],
+                            n_rows[j],
+                            res.status,
+                            res.pivots,
+                            res.fallback,
+                            float(res.residual),
+                        )
+                    )
+                    continue
+                b0, b1 = answer.body_start[j], answer.body_start[j + 1]
+                c0, c1 = answer.contact_start[j], answer.contact_start[j + 1]
+                sol = IslandSolution(
+                    islands[k],
+                    answer.velocity[b0:b1],
+                    np.zeros(c1 - c0),
+                    res,
+                    int(answer.n_rows[j]),
+                    answer.branch[c0:c1],
+                )
+            bodies, sel, key = islands[k], sel_of(k), key_of(k)
             ta = time.perf_counter()
             lcp_time = 0.0
-            sol = solutions.get(k)
             if sol is None:
                 sub, island_problem = problem(k)
                 sol = _solve_island(contacts=sub, warm_start=self._warm.get(key), **island_problem)
