@@ -19,6 +19,7 @@ Usage::
     python benchmarks/plausibility.py                       # markov_block, 200 runs, 2 workers
     python benchmarks/plausibility.py --scene my_shape.yaml --table my_shape.json -n 200
     python benchmarks/plausibility.py --hints none          # the table alone, no sliding hint
+    python benchmarks/plausibility.py --table markov_block_energy --smc   # the particle filter
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def main(argv=None) -> int:
         "or a hints (distribution) file",
     )
     ap.add_argument("--out", help="also write the figures and JSON to this folder")
+    ap.add_argument(
+        "--smc",
+        action="store_true",
+        help="backward runs as the particle filter of reverse/smc.py (a table of kind energy)",
+    )
+    ap.add_argument("--smc-beta", type=float, help="tempering of the filter (default 0.3)")
+    ap.add_argument("--smc-scheme", choices=("potential", "match"), default="potential")
     args = ap.parse_args(argv)
 
     path = find_scene(args.scene)
@@ -105,7 +113,7 @@ def main(argv=None) -> int:
     print(
         f"{path.name} with {args.table}: {args.n} forward + {args.n} forward + {args.n} backward "
         f"runs of {duration:g} s at dt = {dt:.6g} s, seed {args.seed}, {args.workers} workers, "
-        f"hints {args.hints}, random heading"
+        f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
     )
     t0 = time.perf_counter()
     run = measure(
@@ -117,10 +125,23 @@ def main(argv=None) -> int:
         duration=duration,
         variation=RunVariation(heading=True, hints=dist),
         workers=args.workers,
+        smc=args.smc,
+        smc_options={
+            "scheme": args.smc_scheme,
+            **({} if args.smc_beta is None else {"beta": args.smc_beta}),
+        },
     )
     wall = time.perf_counter() - t0
     print(format_table(run.comparison))
     print(_doc_distances(run.comparison, duration))
+    if "smc" in run.comparison.counts:
+        f = run.comparison.counts["smc"]
+        print(
+            f"particle filter: {f['generations']} generations, {f['resamplings']} resamplings, "
+            f"kept runs descend from {f['distinct_sampled_runs']} of {args.n} sampled runs, "
+            f"smallest ESS {f['ess_min']:.3g}; raw particles faster than every throw at the "
+            f"end: {f['raw_faster_share']:.3g}"
+        )
     s = run.seconds
     print(
         f"wall time: forward {s['forward']:.1f} s ({2 * args.n} throws), backward "

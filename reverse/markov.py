@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from reverse.dynamics import ContactSet, Goals
+from reverse.energy_law import EnergyLaw
 from reverse.islands import free_bodies
 from reverse.semi_markov import DwellHazards
 from workbench.errors import MarkovModelError
@@ -83,9 +84,13 @@ FORMAT_VERSION = 1
 FORMATS = {
     "plain": "rigid-workbench contact-transition table",
     "semi-markov": "rigid-workbench semi-Markov contact-transition table",
+    "energy": "rigid-workbench semi-Markov contact-transition table with an energy law",
 }
 
-#: Kinds of table (``workbench markov train --kind``).
+#: Kinds of table (``workbench markov train --kind``): ``energy`` is the semi-Markov table plus
+#: the forward runs' law of energy and spin against time before rest
+#: (:class:`reverse.energy_law.EnergyLaw`), which the particle filter of :mod:`reverse.smc`
+#: weights backward runs by; without the filter it steps as the semi-Markov table.
 KINDS = tuple(FORMATS)
 
 #: Contact states of [1]_ Fig. 9: 0 free, 1 vertex, 2 edge, 3 (3 or more contacts) face.
@@ -230,6 +235,9 @@ class TransitionModel:
     hazards : DwellHazards, optional
         Dwell-time hazards (:mod:`reverse.semi_markov`): with them the table is semi-Markov and
         :meth:`sample_target` given a segment's age draws from them.
+    energy_law : EnergyLaw, optional
+        The forward runs' energy and spin against time before rest (:mod:`reverse.energy_law`;
+        kind ``energy``, which needs :attr:`hazards` too).
     """
 
     counts: np.ndarray
@@ -237,6 +245,7 @@ class TransitionModel:
     speeds: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     hazards: DwellHazards | None = None
+    energy_law: EnergyLaw | None = None
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts)
@@ -248,8 +257,11 @@ class TransitionModel:
 
     @property
     def kind(self) -> str:
-        """``"plain"`` (Markov, [1]_ Fig. 10) or ``"semi-markov"`` (with :attr:`hazards`)."""
-        return "plain" if self.hazards is None else "semi-markov"
+        """``"plain"`` (Markov, [1]_ Fig. 10), ``"semi-markov"`` (with :attr:`hazards`) or
+        ``"energy"`` (also with :attr:`energy_law`)."""
+        if self.hazards is None:
+            return "plain"
+        return "semi-markov" if self.energy_law is None else "energy"
 
     @property
     def probabilities(self) -> np.ndarray:
@@ -331,6 +343,8 @@ class TransitionModel:
         }
         if self.hazards is not None:
             doc["dwell_hazards"] = self.hazards.to_doc()
+        if self.energy_law is not None:
+            doc["energy_law"] = self.energy_law.to_doc()
         text = json.dumps(doc, indent=1, allow_nan=False)
         # lists of numbers or strings on one line each (a 4 x 4 table reads as 4 rows)
         text = re.sub(
@@ -414,9 +428,20 @@ class TransitionModel:
             "goal_speeds",
             "kind",
             "dwell_hazards",
+            "energy_law",
         }
-        hazards = None
-        if fmt == FORMATS["semi-markov"]:
+        hazards = law = None
+        if fmt == FORMATS["energy"]:
+            if "energy_law" not in doc:
+                raise MarkovModelError(
+                    f"{source}: energy_law: missing (a table of kind energy has it; make one "
+                    "with `workbench markov train --kind energy`)"
+                )
+            try:
+                law = EnergyLaw.from_doc(doc["energy_law"])
+            except ValueError as exc:
+                raise MarkovModelError(f"{source}: {exc}") from None
+        if fmt in (FORMATS["semi-markov"], FORMATS["energy"]):
             if "dwell_hazards" not in doc:
                 raise MarkovModelError(
                     f"{source}: dwell_hazards: missing (a semi-Markov table has them; make one "
@@ -427,7 +452,7 @@ class TransitionModel:
             except ValueError as exc:
                 raise MarkovModelError(f"{source}: {exc}") from None
         meta = {k: v for k, v in doc.items() if k not in skip}
-        return cls(np.asarray(counts, dtype=np.int64), float(dt), speeds, meta, hazards)
+        return cls(np.asarray(counts, dtype=np.int64), float(dt), speeds, meta, hazards, law)
 
 
 def load_model(path) -> TransitionModel:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reverse.energy_law import fit_energy_law
 from reverse.markov import (
     DISTINCT_TOLERANCE,
     KINDS,
@@ -118,9 +119,10 @@ class ThrowResult:
     landings : ndarray, shape (m, 3)
         ``(i, j, speed)`` for every step from ``j`` to ``i > j`` contacts: the largest normal
         approach speed (m/s) of its contact points at the start of the step.
-    kinematics : ndarray, shape (n_steps + 1, 3), optional
-        Speed of the centre of mass (m/s), angular speed (rad/s) and kinetic energy (J) of the
-        body at the throw and after each step (``run_throw(..., kinematics=True)``).
+    kinematics : ndarray, shape (n_steps + 1, 4), optional
+        Speed of the centre of mass (m/s), angular speed (rad/s), kinetic energy (J) and height
+        of the centre of mass against gravity (m) of the body at the throw and after each step
+        (``run_throw(..., kinematics=True)``).
     """
 
     states: np.ndarray
@@ -262,11 +264,11 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int, kinematics: bool = Fal
     states = np.empty(n_steps + 1, dtype=np.int8)
     states[0] = classify(contacts()[0])
     landings = []
-    motion = []  # (q_inertial, v, ω) after each step, with kinematics
+    motion = []  # (q_inertial, v, ω, x) after each step, with kinematics
     for k in range(1, n_steps + 1):
         x0, q0, v0, w0 = eng.read_body(j)
         if kinematics:
-            motion.append((q0, v0, w0))
+            motion.append((q0, v0, w0, x0))
         eng.step((k - 1) * scene.settings.dt)
         n, pts = contacts()
         states[k] = classify(n)
@@ -281,11 +283,13 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int, kinematics: bool = Fal
             landings.append((states[k], states[k - 1], speed))
     table = None
     if kinematics:
-        _, q0, v0, w0 = eng.read_body(j)
-        motion.append((q0, v0, w0))
+        x0, q0, v0, w0 = eng.read_body(j)
+        motion.append((q0, v0, w0, x0))
         frame = eng.frames[j]
-        q, v, w = (np.array([m[c] for m in motion]) for c in range(3))
-        table = _kinematics(q, v, w, frame.mass, frame.moments)
+        q, v, w, x = (np.array([m[c] for m in motion]) for c in range(4))
+        g = np.asarray(scene.gravity, dtype=float)
+        up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
+        table = np.column_stack([_kinematics(q, v, w, frame.mass, frame.moments), x @ up])
     return ThrowResult(states, np.array(landings, dtype=float).reshape(-1, 3), table)
 
 
@@ -414,9 +418,11 @@ def train(
 ) -> tuple[TransitionModel, list[ThrowResult]]:
     """Train a :class:`~reverse.markov.TransitionModel` from ``n`` throws (:func:`run_throws`).
 
-    ``kind``: ``"plain"`` (the Markov table of Twigg & James 2008 Fig. 10) or ``"semi-markov"``
+    ``kind``: ``"plain"`` (the Markov table of Twigg & James 2008 Fig. 10), ``"semi-markov"``
     (the same table plus the dwell-time hazards of :func:`reverse.semi_markov.estimate_hazards`,
-    estimated from the same runs).
+    estimated from the same runs) or ``"energy"`` (the semi-Markov table plus the runs' law of
+    energy and spin against time before rest, :func:`reverse.energy_law.fit_energy_law`; the
+    throws are the same, recorded with kinematics).
 
     Returns the model and the runs. The model's metadata (``meta``) holds ``command``, the seed,
     ``n``, ``dt``, ``duration``, the scene file's name and SHA-256, and :data:`THROW`: everything
@@ -434,6 +440,7 @@ def train(
         duration=duration,
         workers=workers,
         progress=progress,
+        kinematics=kind == "energy",
     )
     counts = count_transitions([r.states for r in runs])
     landings = np.concatenate([r.landings for r in runs]) if runs else np.zeros((0, 3))
@@ -461,10 +468,23 @@ def train(
         "distinct_tolerance": DISTINCT_TOLERANCE,
         "landings": int(len(landings)),
     }
-    hazards = None
-    if kind == "semi-markov":
+    hazards = law = None
+    if kind in ("semi-markov", "energy"):
         hazards = estimate_hazards([r.states for r in runs], float(dt))
-    return TransitionModel(counts, float(dt), speeds, meta, hazards), runs
+    if kind == "energy":
+        law = _energy_law(scene_path, overrides, runs, float(dt))
+    return TransitionModel(counts, float(dt), speeds, meta, hazards, law), runs
+
+
+def _energy_law(scene_path, overrides, runs, dt: float):
+    """:func:`reverse.energy_law.fit_energy_law` of the runs (mass and gravity of the scene)."""
+    from workbench.scene.loader import load_scene
+
+    scene = load_scene(scene_path, dict(overrides))
+    body = scene.bodies[thrown_body(scene)]
+    g = float(np.linalg.norm(np.asarray(scene.gravity, dtype=float)))
+    kin = [r.kinematics for r in runs]
+    return fit_energy_law(kin, [r.states for r in runs], body.mass_properties.mass, g, dt)
 
 
 def _touch_tolerance() -> float:

@@ -267,6 +267,60 @@ def backward_records(
     return out
 
 
+def _smc_record_task(ref: SceneRef, run):
+    """A particle's :class:`RunRecord` (the task of a worker)."""
+    from types import SimpleNamespace
+
+    from reverse.markov_training import thrown_body
+
+    scene = ref.load()
+    body = thrown_body(scene)
+    s = run.states
+    traj = SimpleNamespace(
+        n_times=len(s),
+        position=s[:, :, 0:3],
+        orientation=s[:, :, 3:7],
+        linear_velocity=s[:, :, 7:10],
+        angular_velocity=s[:, :, 10:13],
+        status=run.status,
+    )
+    return record_of_trajectory(traj, scene, body, _detector(ref, scene))
+
+
+def smc_backward_records(
+    ref: SceneRef,
+    n: int,
+    entropy: int,
+    *,
+    options: dict[str, Any],
+    variation=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    smc_options: dict | None = None,
+):
+    """``n`` backward runs as a particle filter (:func:`reverse.smc.smc_reverse_runs`), as
+    :class:`RunRecord` in particle order, and the filter's result."""
+    from reverse.smc import smc_reverse_runs
+
+    result = smc_reverse_runs(
+        ref, n, entropy, options=options, variation=variation, workers=workers,
+        scheduler=scheduler, progress=progress, **(smc_options or {}),
+    )  # fmt: skip
+    try:
+        with executor_for(workers, scheduler, None, n) as ex:
+            chunks = [(s, result.runs[s : s + 10]) for s in range(0, n, 10)]
+            done = sorted(bounded_map(ex, _smc_records, (ref,), chunks, workers))
+    finally:
+        _close_detector()
+    return [r for _, chunk in done for r in chunk], result
+
+
+def _smc_records(ref: SceneRef, chunk):
+    start, runs = chunk
+    return start, [_smc_record_task(ref, r) for r in runs]
+
+
 # ----------------------------------------------------------------------------- statistics
 def dwell_times(states, dt: float) -> dict[int, np.ndarray]:
     """Durations (s) of the stays in each contact state that neither start nor end the sequence
@@ -503,6 +557,8 @@ def measure(
     cuts: dict | None = None,
     meta: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
+    smc: bool = False,
+    smc_options: dict | None = None,
 ) -> Measurement:
     """Run the three samples of a scene and compare them (module docstring).
 
@@ -532,6 +588,12 @@ def measure(
         As for :func:`compare`.
     progress : callable, optional
         ``progress(done, 3 n)`` as runs finish.
+    smc : bool
+        Run the backward sample as a particle filter weighted by the table's energy law
+        (:mod:`reverse.smc`; a table of kind ``energy``); the filter's numbers go to the
+        comparison's ``counts["smc"]``.
+    smc_options : dict, optional
+        More keyword arguments of :func:`reverse.smc.smc_reverse_runs` (``scheme``, ``beta``).
     """
     import time
 
@@ -562,15 +624,28 @@ def measure(
     seconds["forward"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     ref = SceneRef(str(scene_path), tuple(sorted(dict(overrides).items())))
-    samples["backward"] = backward_records(
-        ref,
-        n,
-        stream_entropy(seed, "backward"),
-        options=opts,
-        variation=variation,
-        workers=workers,
-        progress=part(2),
-    )
+    smc_result = None
+    if smc:
+        samples["backward"], smc_result = smc_backward_records(
+            ref,
+            n,
+            stream_entropy(seed, "backward"),
+            options=opts,
+            variation=variation,
+            workers=workers,
+            progress=part(2),
+            smc_options=smc_options,
+        )
+    else:
+        samples["backward"] = backward_records(
+            ref,
+            n,
+            stream_entropy(seed, "backward"),
+            options=opts,
+            variation=variation,
+            workers=workers,
+            progress=part(2),
+        )
     seconds["backward"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     result = compare(
@@ -584,6 +659,14 @@ def measure(
         meta=meta,
     )
     seconds["statistics"] = time.perf_counter() - t0
+    if smc_result is not None:
+        result.counts["smc"] = {
+            "resamplings": smc_result.resamplings,
+            "generations": len(smc_result.ess),
+            "distinct_sampled_runs": smc_result.unique_roots,
+            "raw_faster_share": smc_result.raw_faster_share,
+            "ess_min": float(min(smc_result.ess)),
+        }
     return Measurement(result, samples, seconds)
 
 

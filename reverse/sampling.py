@@ -299,8 +299,10 @@ def sample_reverse_runs(
     executor: cf.Executor | None = None,
     progress: Callable[[SampleOutcome], None] | None = None,
     variation: RunVariation | None = None,
+    rank: str = "energy",
 ) -> SamplingResult:
-    """Run ``samples`` seeded reverse runs and keep the ``keep`` lowest-peak-energy ones.
+    """Run ``samples`` seeded reverse runs and keep the ``keep`` lowest-peak-energy ones (or,
+    with ``rank="likelihood"``, the ``keep`` most likely by the forward runs' energy law).
 
     Parameters
     ----------
@@ -319,11 +321,16 @@ def sample_reverse_runs(
         Called with each outcome as it arrives.
     variation : RunVariation, optional
         What each run draws for itself (heading, hints).
+    rank : str
+        ``"energy"``: lowest peak kinetic energy first; ``"likelihood"``: highest forward
+        log-likelihood first (:func:`reverse.energy_law.trajectory_log_likelihood`; needs a
+        Markov table of kind ``energy`` in ``options["markov"]``). Ties: the run index.
     """
     if samples < 1:
         raise ValueError(f"--samples: expected at least 1, got {samples}")
     if not 1 <= keep <= samples:
         raise ValueError(f"--keep: expected 1 ≤ k ≤ {samples} (the samples), got {keep}")
+    score = _ranking(ref, options, rank)
     if entropy is None:
         entropy = int(np.random.SeedSequence().entropy)
     t0 = time.perf_counter()
@@ -338,10 +345,29 @@ def sample_reverse_runs(
                 progress(out)
             if out.rejection or traj is None:
                 continue
-            item = (-out.peak_energy, -out.index, out.index, (out, traj, log))
+            key = score(out, traj)
+            item = (-key, -out.index, out.index, (out, traj, log))
             if len(best) < keep:
                 heapq.heappush(best, item)
-            elif (out.peak_energy, out.index) < (-best[0][0], -best[0][1]):
+            elif (key, out.index) < (-best[0][0], -best[0][1]):
                 heapq.heapreplace(best, item)
     kept = [entry for *_, entry in sorted(best, key=lambda b: (-b[0], -b[1]))]
     return SamplingResult(entropy, outcomes, kept, time.perf_counter() - t0)
+
+
+def _ranking(ref: SceneRef, options: dict, rank: str):
+    """``score(outcome, trajectory)``: lower is kept first (:func:`sample_reverse_runs`)."""
+    if rank == "energy":
+        return lambda out, traj: out.peak_energy
+    if rank != "likelihood":
+        raise ValueError(f"rank: expected 'energy' or 'likelihood', got {rank!r}")
+    from reverse.energy_law import trajectory_log_likelihood
+    from workbench.errors import SceneError
+
+    law = getattr(options.get("markov"), "energy_law", None)
+    if law is None:
+        raise SceneError(
+            "--rank", "", "likelihood needs a --markov table of kind energy (its energy law)"
+        )
+    gravity = np.asarray(ref.load().gravity, dtype=float)
+    return lambda out, traj: -trajectory_log_likelihood(law, traj, gravity)

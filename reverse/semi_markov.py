@@ -191,7 +191,11 @@ class DwellHazards:
             total += survive
             survive *= 1.0 - h[a]
         tail = h[-1]
-        total += survive / tail if tail > 0 else math.inf
+        if tail > 0:
+            total += survive / tail
+        elif survive > 0:  # segments outlive the last bin and the tail never ends them
+            total = math.inf
+        # else every segment ended before the tail bin (no one at risk there): nothing to add
         return total * self.dt
 
     # ------------------------------------------------------------------ storage

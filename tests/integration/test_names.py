@@ -198,7 +198,12 @@ def test_scenes_lists_every_kind_wrapped_to_the_terminal(tmp_path):
     assert "sliding_block" in names["scenes"] and "crash" in names["scenes"]
     assert names["inference_specs"] == [f"falling_object_example{i}" for i in (1, 2, 3)]
     assert names["inverse_specs"] == ["du_impact_analytic", "du_impact_pybullet"]
-    assert names["markov_tables"] == ["markov_block", "markov_block_semi"]
+    tables = [
+        f"markov_{shape}{kind}" for shape in ("block", "plate", "rod") for kind in ("", "_semi")
+    ]
+    assert set(tables) <= set(names["markov_tables"])
+    assert all(name.startswith("markov_") for name in names["markov_tables"])
+    assert names["markov_tables"] == sorted(names["markov_tables"])
     assert names["hints"] == ["reverse_landing.hints"]
     assert all(e["description"] for entries in listing.values() for e in entries)
     finders = {

@@ -70,6 +70,8 @@ examples:
       -o block_plausibility
   workbench markov compare my_shape.yaml --table my_shape.json --hints slides.hints.yaml \\
       -n 200 --seed 1 --workers 2 -o my_shape_plausibility
+  workbench markov compare markov_block --table markov_block_energy --smc -n 200 --seed 1 \\
+      --workers 2 -o block_smc
 """
 
 TRAIN_DESCRIPTION = """\
@@ -84,7 +86,9 @@ That table is memoryless: a state's chance of dropping is the same however long 
 has been in it. --kind semi-markov adds, from the same runs, the chance of a drop per step as a
 function of the time already spent in the state (dwell-time hazards), with the final rest
 modelled apart from the brief flat landings of a tumble, so that backward runs rest as long as
-forward ones before they lift off.
+forward ones before they lift off. --kind energy adds to that the runs' law of energy, spin and
+contact state against time before rest, which `workbench markov compare --smc` and `workbench
+reverse --samples --rank likelihood` weight backward runs by.
 
 Run i draws its throw from SeedSequence(seed, spawn_key=(i,)): the same seed writes the same
 bytes whatever --workers. Planes are 1 m thick boxes, as in the reverse stepper.
@@ -125,7 +129,9 @@ def add_markov_parser(sub) -> None:
         choices=KINDS,
         default="plain",
         help="plain: the Markov table of Twigg & James (memoryless); semi-markov: the same table "
-        "plus dwell-time hazards per contact state, the final rest apart (default plain)",
+        "plus dwell-time hazards per contact state, the final rest apart; energy: semi-markov "
+        "plus the runs' energy, spin and contact state against time before rest, for "
+        "`markov compare --smc` (default plain)",
     )
     tr.add_argument(
         "--force",
@@ -164,6 +170,20 @@ def add_markov_parser(sub) -> None:
         action="store_false",
         help="keep the scene's heading in every backward run (default: a random turn about the "
         "vertical per run)",
+    )
+    cp.add_argument(
+        "--smc",
+        action="store_true",
+        help="run the backward runs as a particle filter weighted by the table's energy law "
+        "(a table of kind energy) and resampled: pasts with forward-like energy and spin",
+    )
+    cp.add_argument(
+        "--smc-beta",
+        type=float,
+        default=None,
+        metavar="B",
+        help="tempering of the particle filter's weights, 0 < B <= 1 (default 0.3; 1: the "
+        "forward law's full weight, fewer distinct pasts)",
     )
     cp.add_argument(
         "--bins",
@@ -289,6 +309,15 @@ def cmd_markov_compare(args) -> int:
     if problem and not args.force:
         raise SceneError("--duration", "", f"{problem}; pass --force to run it anyway")
     model = load_model(find_data(args.table, what="contact-transition table"))
+    if args.smc and model.energy_law is None:
+        raise SceneError(
+            "--smc",
+            "",
+            f"the table {args.table} is of kind {model.kind}; the particle filter needs one of "
+            "kind energy (`workbench markov train --kind energy`)",
+        )
+    if args.smc_beta is not None and not (args.smc and 0 < args.smc_beta <= 1):
+        raise SceneError("--smc-beta", "", f"expected 0 < B <= 1 with --smc, got {args.smc_beta}")
     variation = RunVariation(heading=args.heading)
     hints_text = ""
     if args.hints == "script":
@@ -327,6 +356,8 @@ def cmd_markov_compare(args) -> int:
         f"{entropy} --dt {dt!r} --duration {duration!r} --bins {args.bins}"
         f"{'' if args.heading else ' --no-heading'}"
         f"{f' --hints {args.hints}' if args.hints else ''}{controls}{sets}"
+        f"{' --smc' if args.smc else ''}"
+        f"{f' --smc-beta {args.smc_beta!r}' if args.smc_beta is not None else ''}"
     )
     meta = {
         "command": command,
@@ -357,6 +388,8 @@ def cmd_markov_compare(args) -> int:
             bins=args.bins,
             meta=meta,
             progress=advance,
+            smc=args.smc,
+            smc_options=None if args.smc_beta is None else {"beta": args.smc_beta},
         )
     result, samples = run.comparison, run.samples
     wall = time.perf_counter() - t0

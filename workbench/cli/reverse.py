@@ -217,6 +217,14 @@ def add_reverse_parser(sub) -> None:
         help="keep the k lowest-peak-energy accepted runs (1)",
     )
     m.add_argument(
+        "--rank",
+        choices=("energy", "likelihood"),
+        default="energy",
+        help="which runs --keep keeps: lowest peak kinetic energy (default) or highest forward "
+        "likelihood of their energy and spin against time before rest (a --markov table of kind "
+        "energy)",
+    )
+    m.add_argument(
         "--workers", type=int, default=1, metavar="W", help="worker processes for --samples (1)"
     )
     m.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address for --samples")
@@ -345,6 +353,15 @@ def cmd_reverse(args) -> int:
         )
     table = find_data(args.markov, what="contact-transition table") if args.markov else None
     markov = load_model(table) if table is not None else None
+    if args.rank == "likelihood" and (
+        args.samples is None or markov is None or markov.energy_law is None
+    ):
+        raise SceneError(
+            "--rank",
+            "",
+            "likelihood ranks --samples by a --markov table's energy law: needs --samples and a "
+            "table of kind energy (`workbench markov train --kind energy`)",
+        )
     settings = StepSettings(
         dt,
         free_to_bounce=args.free_to_bounce,
@@ -559,6 +576,7 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
             scheduler=args.scheduler,
             progress=count,
             variation=variation,
+            rank=args.rank,
         )
     table = result.table()
     if not result.kept:
@@ -599,9 +617,14 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
         store.write_many((r, traj) for r, (_, traj, _) in enumerate(result.kept))
     if not args.quiet:
         print(_summary(table, args.energy_limit))
+        order = (
+            "lowest peak kinetic energy first"
+            if args.rank == "energy"
+            else "most likely by the forward energy law first"
+        )
         print(
-            f"wrote {out}: {len(result.kept)} of {args.samples} runs kept (lowest peak kinetic "
-            f"energy first; replay one with --realization i) in {result.wall_seconds:.1f} s"
+            f"wrote {out}: {len(result.kept)} of {args.samples} runs kept ({order}; replay one "
+            f"with --realization i) in {result.wall_seconds:.1f} s"
         )
     return 0
 

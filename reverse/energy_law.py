@@ -1,0 +1,249 @@
+"""How much energy and spin a forward run has at each time before it comes to rest: the law the
+particle filter of :mod:`reverse.smc` weights backward runs by (issue 15 item 3, "energy-
+consistent pasts"; Twigg & James 2008 [1]_ §4 "Rapid velocity growth").
+
+Backward steps are exact, and each backward landing of a separating contact multiplies its
+speed by 1/α (Eq. 7 of [1]_), so a backward run's energy grows; the forward runs say how fast it
+may grow. From the training throws (:func:`reverse.markov_training.run_throws` with kinematics),
+per record at reverse time ``τ`` (time before the end of the run):
+
+* the specific mechanical energy above the run's final state,
+  ``e = (½ m |v|² + ½ ωᵀ I ω + m |g| (h − h_end)) / m``, J/kg (``h``: height of the centre of
+  mass against gravity) — constant in free flight, so it measures the energy a past has gained,
+  not where in a bounce it is;
+* the angular speed ``|ω|``, rad/s;
+
+each kept as quantiles per bin of :data:`BIN_WIDTH` of ``τ`` (:class:`uncertainty.smc.QuantileLaw`,
+of ``log1p`` of the value, so that a backward run 100 times too energetic is far in the tail but
+still ordered); the share of records per contact state (0 free … 3 face, as in
+:mod:`reverse.markov`) in each bin, with half a record added to each state (the Jeffreys prior,
+so that no state has probability 0); and the fastest throw (speed and spin of the first
+records). The log-potential of a backward state at ``τ`` is the sum of the three
+log-probabilities (the features treated as independent given ``τ``).
+
+References
+----------
+.. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25 (SIGGRAPH 2008).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from uncertainty.smc import QuantileLaw, histogram_log_ratio
+
+__all__ = [
+    "BIN_WIDTH",
+    "EnergyLaw",
+    "fit_energy_law",
+    "specific_energy",
+    "trajectory_log_likelihood",
+]
+
+#: Width of the reverse-time bins of the law, s: 12 steps of 1/240 s; a backward bounce of the
+#: shipped block at 1 m/s lasts 0.2 s, so a bin sees each flight several times, and 200 throws
+#: give ~2400 records per bin for the quantiles.
+BIN_WIDTH = 0.05
+
+
+def specific_energy(kinetic, mass: float, gravity: float, height, height_end: float) -> np.ndarray:
+    """Mechanical energy per unit mass above the final state, J/kg (module docstring)."""
+    return np.asarray(kinetic, dtype=float) / mass + gravity * (
+        np.asarray(height, dtype=float) - height_end
+    )
+
+
+@dataclass(frozen=True)
+class EnergyLaw:
+    """Per reverse-time bin, the forward runs' law of energy and spin (module docstring).
+
+    Attributes
+    ----------
+    energy : QuantileLaw
+        Of ``log1p(e)``, ``e`` specific mechanical energy above the final state, J/kg.
+    spin : QuantileLaw
+        Of ``log1p(|ω|)``, rad/s.
+    throw_speed, throw_spin : float
+        Largest speed (m/s) and angular speed (rad/s) of the throws' first records.
+    states : ndarray, shape (n_bins, 4)
+        Probability of each contact state per bin of :attr:`energy`'s width.
+    runs : int
+        Forward runs it was fitted on (the effective size of each bin's sample: a run's records
+        within one bin are strongly correlated).
+    """
+
+    energy: QuantileLaw
+    spin: QuantileLaw
+    throw_speed: float
+    throw_spin: float
+    states: np.ndarray
+    runs: int
+
+    def log_potential(
+        self, reverse_time: float, energy: float, spin: float, state: int | None = None
+    ) -> float:
+        """``log φ_τ(x)``: the log-density of the state's energy and spin at ``τ``, plus the
+        log-probability of its contact ``state`` (0–3) when given."""
+        e = math.log1p(max(float(energy), 0.0))
+        w = math.log1p(max(float(spin), 0.0))
+        out = self.energy.log_density(reverse_time, e) + self.spin.log_density(reverse_time, w)
+        if state is not None:
+            k = min(max(int(reverse_time / self.energy.bin_width), 0), len(self.states) - 1)
+            out = out + math.log(self.states[k, min(int(state), self.states.shape[1] - 1)])
+        return float(out)
+
+    def population_log_weights(self, reverse_time: float, energy, spin, state) -> np.ndarray:
+        """Log-weights that resample a population of backward states at ``τ`` towards the
+        forward runs' law there: the sum over energy, spin and contact state of
+        ``log p_forward / p_population`` on bins (:func:`uncertainty.smc.histogram_log_ratio`;
+        the features treated as independent given ``τ``).
+
+        Parameters
+        ----------
+        reverse_time : float
+            τ, s.
+        energy, spin, state : ndarray, shape (n,)
+            Specific mechanical energy above the final state (J/kg), angular speed (rad/s) and
+            contact state (0–3) of each member.
+        """
+        e = np.log1p(np.maximum(np.asarray(energy, dtype=float), 0.0))
+        w = np.log1p(np.maximum(np.asarray(spin, dtype=float), 0.0))
+        out = histogram_log_ratio(self.energy.row(reverse_time), e, self.runs)
+        out = out + histogram_log_ratio(self.spin.row(reverse_time), w, self.runs)
+        c = np.clip(np.asarray(state, dtype=np.int64), 0, self.states.shape[1] - 1)
+        k = min(max(int(reverse_time / self.energy.bin_width), 0), len(self.states) - 1)
+        freq = (np.bincount(c, minlength=self.states.shape[1]) + 0.5) / (c.size + 2.0)
+        return out + np.log(self.states[k][c]) - np.log(freq[c])
+
+    def inside_throws(self, speed: float, spin: float) -> bool:
+        """Whether an earliest state is no faster (linear and angular) than the fastest throw."""
+        return speed <= self.throw_speed and spin <= self.throw_spin
+
+    def to_doc(self) -> dict:
+        return {
+            "features": "log1p of specific mechanical energy above the final state (J/kg); "
+            "log1p of angular speed (rad/s)",
+            "time": "reverse time: seconds before the end of the run",
+            "energy": self.energy.to_doc(),
+            "spin": self.spin.to_doc(),
+            "throw_speed_max": round(float(self.throw_speed), 9),
+            "throw_spin_max": round(float(self.throw_spin), 9),
+            "state_probabilities": [[round(float(x), 9) for x in r] for r in self.states],
+            "runs": int(self.runs),
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict) -> EnergyLaw:
+        """Inverse of :meth:`to_doc`; ``ValueError`` naming the field."""
+        if not isinstance(doc, dict):
+            raise ValueError("energy_law: expected a mapping")
+        out = {}
+        for key in ("energy", "spin"):
+            try:
+                out[key] = QuantileLaw.from_doc(doc[key])
+            except (KeyError, ValueError) as exc:
+                raise ValueError(f"energy_law.{key}: {exc}") from None
+        try:
+            speed, spin = float(doc["throw_speed_max"]), float(doc["throw_spin_max"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                "energy_law: throw_speed_max, throw_spin_max: expected numbers"
+            ) from None
+        try:
+            states = np.array(doc["state_probabilities"], dtype=float)
+            good = states.ndim == 2 and states.shape[1] == 4 and np.all(states > 0)
+        except (KeyError, TypeError, ValueError):
+            good = False
+        if not good:
+            raise ValueError("energy_law.state_probabilities: expected rows of 4 positive numbers")
+        runs = doc.get("runs")
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise ValueError("energy_law.runs: expected a positive number of runs")
+        return cls(out["energy"], out["spin"], speed, spin, states, runs)
+
+
+def fit_energy_law(kinematics, states, mass: float, gravity: float, dt: float) -> EnergyLaw:
+    """The law of a list of forward runs' kinematics tables.
+
+    Parameters
+    ----------
+    kinematics : list of ndarray, shape (n_steps + 1, 4)
+        Per run, per record: speed (m/s), angular speed (rad/s), kinetic energy (J), height of
+        the centre of mass (m) (:class:`reverse.markov_training.ThrowResult`).
+    states : list of ndarray of int, shape (n_steps + 1,)
+        Per run, the contact state of each record.
+    mass : float
+        Body mass, kg.
+    gravity : float
+        |g|, m/s².
+    dt : float
+        Step between records, s.
+    """
+    times, energies, spins = [], [], []
+    for k in kinematics:
+        n = len(k)
+        tau = (n - 1 - np.arange(n)) * dt  # reverse time of each record
+        times.append(tau)
+        energies.append(
+            np.log1p(np.maximum(specific_energy(k[:, 2], mass, gravity, k[:, 3], k[-1, 3]), 0.0))
+        )
+        spins.append(np.log1p(k[:, 1]))
+    t = np.concatenate(times)
+    duration = float(t.max()) if t.size else 0.0
+    # the last bin ends at the runs' duration: a run of 1.5 s at 0.05 s has 30 bins plus the
+    # records at exactly τ = 1.5 s, which join the last one
+    n_bins = max(1, int(math.floor(duration / BIN_WIDTH + 1e-9)))
+    first = np.array([k[0, :2] for k in kinematics]) if kinematics else np.zeros((0, 2))
+    bins = np.minimum((t / BIN_WIDTH).astype(np.int64), n_bins - 1)
+    counts = np.full((n_bins, 4), 0.5)  # Jeffreys: half a record per state
+    np.add.at(counts, (bins, np.concatenate([np.asarray(s, dtype=np.int64) for s in states])), 1.0)
+    return EnergyLaw(
+        QuantileLaw.fit(t, np.concatenate(energies), BIN_WIDTH, n_bins),
+        QuantileLaw.fit(t, np.concatenate(spins), BIN_WIDTH, n_bins),
+        float(first[:, 0].max()) if first.size else math.inf,
+        float(first[:, 1].max()) if first.size else math.inf,
+        counts / counts.sum(axis=1, keepdims=True),
+        len(kinematics),
+    )
+
+
+def trajectory_log_likelihood(law: EnergyLaw, trajectory, gravity) -> float:
+    """Forward log-likelihood of a reverse run: ``Σ_g log φ_{τ_g}(x(τ_g))`` over the ends of the
+    law's bins, ``τ_g = g w`` up to the run's duration (:meth:`EnergyLaw.log_potential` without
+    the contact state). What sampled runs are ranked by with ``rank="likelihood"``
+    (:func:`reverse.sampling.sample_reverse_runs`).
+
+    Parameters
+    ----------
+    law : EnergyLaw
+    trajectory : workbench.sim.state.Trajectory
+        A reverse run (forward time order, the scene's state last), with its ``kinetic_energy``
+        diagnostic and ``<body>/mass`` parameters.
+    gravity : array_like, shape (3,)
+        m/s².
+    """
+    g = np.asarray(gravity, dtype=float)
+    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.zeros(3)
+    mass = np.array(
+        [float(trajectory.params.get(f"{name}/mass", 0.0)) for name in trajectory.body_names]
+    )
+    moving = mass > 0
+    if not moving.any() or trajectory.n_times < 2:
+        return 0.0
+    rise = (trajectory.position[:, moving] - trajectory.position[-1, moving]) @ up
+    ke = np.asarray(trajectory.diagnostics["kinetic_energy"], dtype=float)
+    e = (ke + np.linalg.norm(g) * rise @ mass[moving]) / mass[moving].sum()
+    spin = np.linalg.norm(trajectory.angular_velocity[:, moving], axis=2).max(axis=1)
+    n = trajectory.n_times
+    dt = float(trajectory.time[1] - trajectory.time[0])
+    width = law.energy.bin_width
+    total = 0.0
+    for g_end in np.arange(width, (n - 1) * dt + 0.5 * dt, width):
+        k = n - 1 - int(round(g_end / dt))
+        if k < 0:
+            break
+        total += law.log_potential(float(g_end), float(e[k]), float(spin[k]))
+    return float(total)

@@ -1,0 +1,413 @@
+"""Backward runs as a sequential Monte Carlo: particles weighted by the forward likelihood of
+their state at each reverse time, and resampled (issue 15 item 3; Twigg & James 2008 [1]_ §4
+"Rapid velocity growth": among the exact backward branches, keep those whose history a forward
+run would have).
+
+``n`` particles start as the ``n`` sampled reverse runs of :mod:`reverse.sampling` (run ``i``'s
+heading, hints and seeds), and are stepped backward together in *generations* of one bin of the
+table's energy law (:class:`reverse.energy_law.EnergyLaw`, 0.05 s). After generation ``g``, at
+reverse time ``τ_g``, particle ``i`` with state ``x_i`` gets the incremental weight
+``φ_g(x_i) / φ_{g−1}(x_i^{prev})`` (the twisted potentials of a guided particle filter, Del
+Moral 2004 [2]_; ``φ_g``: density of the forward runs' energy, spin and contact state at
+``τ_g``, :meth:`reverse.energy_law.EnergyLaw.log_potential`, optionally tempered by a power
+``β``), so that its accumulated weight is its current potential; when the effective sample size
+falls below :data:`ESS_SHARE` of ``n`` the particles are resampled systematically (Doucet &
+Johansen 2011 [3]_ §3.4–3.5) and the weights reset. (Scheme ``match`` instead resamples every
+generation by the ratio of the forward law to the particles' own histogram.) Each particle also
+accumulates ``Σ_g log φ_g``, its forward log-likelihood. A particle whose step fails
+(non-finite, LCP, orientation) has weight 0. After the last generation the particles are
+resampled once more, by their weight times, when any particle's earliest state lies inside the
+throws' range, the indicator of that range: the kept runs then start no faster than the fastest
+forward throw.
+
+Determinism: every draw is seeded from the run entropy — particle ``i``'s first generation is
+exactly the first steps of sampled run ``i`` (its seeds, :func:`reverse.sampling.sample_seed`);
+in later generations slot ``i`` draws its Markov choices and friction-pyramid turns from
+``SeedSequence(entropy, spawn_key=(i, g, 3))``, and the resampling of generation ``g`` its
+uniform from ``spawn_key=(g, 4)``. Each generation of a particle starts from a fresh contact
+detection (:meth:`reverse.contacts.ContactDetector.fresh`: PyBullet's persistent manifolds
+dropped), so its result depends on its state and seeds only — the same bits for any number of
+workers.
+
+References
+----------
+.. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25 (SIGGRAPH 2008).
+.. [2] Del Moral, Feynman–Kac Formulae, Springer 2004.
+.. [3] Doucet & Johansen, A Tutorial on Particle Filtering and Smoothing: Fifteen Years Later,
+   2011.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from uncertainty.smc import effective_sample_size, normalised_weights, systematic_resample
+from workbench.ensemble.run import SceneRef, bounded_map, executor_for
+from workbench.errors import SceneError
+
+__all__ = ["BETA", "ESS_SHARE", "SCHEMES", "SMCRun", "SMCResult", "smc_reverse_runs"]
+
+#: Resample when the effective sample size falls below this share of the particles (the usual
+#: rule, [3]_ §3.5).
+ESS_SHARE = 0.5
+
+#: Weighting schemes: ``potential``, the twisted potentials of the forward density (module
+#: docstring), resampled when the ESS is low; ``match``, every generation resampled by the ratio
+#: of the forward law to the particles' own histogram (:meth:`EnergyLaw.population_log_weights`).
+SCHEMES = ("potential", "match")
+
+#: Default tempering of the potentials: measured on ``markov_block`` (40 particles, docs/reverse.md
+#: "Energy-consistent pasts"), β = 1 left the kept runs descended from 1–2 of 40 sampled runs and
+#: all faster than the fastest throw at the end; β = 0.3 kept 6 and 95% inside the throws' range.
+BETA = 0.3
+
+#: Spawn keys (after the slot and generation) of a later generation's draws and (after the
+#: generation) of a resampling's uniform.
+_STEP_KEY, _RESAMPLE_KEY = 3, 4
+
+#: Particles per task handed to a worker.
+_PER_TASK = 10
+
+
+@dataclass
+class _Particle:
+    root: int  # the sampled run it descends from (heading, hints)
+    state: Any = None  # reverse.State at the end of its last generation
+    hints: Any = None
+    segments: dict = field(default_factory=dict)  # MarkovPolicy.segments
+    transitions: int = 0
+    history: list = field(default_factory=list)  # arrays (m, bodies, 13), reverse time order
+    phi: float = 0.0  # Σ_g log φ_g: the forward log-likelihood of its states so far
+    log_w: float = 0.0  # log-weight since the last resampling
+    last: float = 0.0  # log φ of its latest generation
+    status: str = "ok"
+    message: str = ""
+    start: Any = None  # reverse.State of the scene (turned): the final state of the run
+
+
+@dataclass
+class SMCRun:
+    """One particle after the last generation.
+
+    Attributes
+    ----------
+    root : int
+        The sampled run it descends from.
+    states : ndarray, shape (n_records, n_bodies, 13)
+        Position, orientation (x, y, z, w), linear and angular velocity per record, forward
+        time order (the earliest state first).
+    status, message : str
+    log_potential : float
+        ``log φ`` of its earliest state (the forward likelihood it is ranked by).
+    transitions : int
+        Contact drops drawn.
+    """
+
+    root: int
+    states: np.ndarray
+    status: str
+    message: str
+    log_potential: float
+    transitions: int
+
+
+@dataclass
+class SMCResult:
+    """:func:`smc_reverse_runs`' outcome: the ``n`` resampled runs and what it took.
+
+    Attributes
+    ----------
+    runs : list of SMCRun
+    resamplings : int
+        Generations after which the particles were resampled (the last included).
+    raw_faster_share : float
+        Share of the particles before the final resampling whose earliest state is faster
+        (linear or angular) than the fastest throw.
+    unique_roots : int
+        Distinct sampled runs the kept particles descend from.
+    ess : list of float
+        Effective sample size after each generation, before any resampling.
+    """
+
+    runs: list
+    resamplings: int
+    raw_faster_share: float
+    unique_roots: int
+    ess: list
+
+
+_CACHE: dict = {}  # this process's contact detector and stepping scene, keyed by the scene ref
+
+
+def _detector(ref: SceneRef):
+    from reverse.contacts import ContactDetector
+
+    key = ref.key()
+    if _CACHE.get("key") != key:
+        if "detector" in _CACHE:
+            _CACHE.pop("detector").close()
+        scene = ref.load()
+        _CACHE.update(key=key, scene=scene, detector=ContactDetector(scene))
+    return _CACHE["scene"], _CACHE["detector"]
+
+
+def _close() -> None:
+    if "detector" in _CACHE:
+        _CACHE.pop("detector").close()
+    _CACHE.clear()
+
+
+def _pack(state) -> np.ndarray:
+    return np.concatenate(
+        [state.position, state.orientation, state.linear_velocity, state.angular_velocity], axis=1
+    )
+
+
+def _measure(scene, rigid, state, start) -> tuple[float, float, float]:
+    """Specific mechanical energy above the final state (J/kg), speed and spin of the moving
+    bodies (summed energies over their summed mass; largest speed and spin)."""
+    from workbench.sim.observers import kinetic_energy
+
+    moving = rigid.moving
+    ke = kinetic_energy(
+        rigid.mass,
+        rigid.inertia,
+        state.orientation[None],
+        state.linear_velocity[None],
+        state.angular_velocity[None],
+    )[0]
+    g = np.asarray(scene.gravity, dtype=float)
+    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.zeros(3)
+    rise = (state.position - start.position) @ up
+    mass = rigid.mass[moving]
+    energy = float(
+        (ke[moving].sum() + np.linalg.norm(g) * (mass * rise[moving]).sum()) / mass.sum()
+    )
+    speed = float(np.max(np.linalg.norm(state.linear_velocity[moving], axis=1)))
+    spin = float(np.max(np.linalg.norm(state.angular_velocity[moving], axis=1)))
+    return energy, speed, spin
+
+
+def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
+    """Step each job's particle through one generation (the task of a worker)."""
+    from reverse.hints import HintPolicy, free_overrides
+    from reverse.lcp import LCPError
+    from reverse.markov import MarkovPolicy
+    from reverse.run import build_stepper, initial_state, stepper_on
+    from reverse.sampling import sample_seed
+    from reverse.stepper import StepSettings
+
+    model = options["markov"]
+    dt = float(options["dt"])
+    settings = options.get("settings") or StepSettings(dt)
+    out = []
+    for slot, g, root, state, hints, segments, transitions, k0, k1, start in jobs:
+        close = None
+        if g == 0:  # the first steps of sampled run `root`, exactly
+            scene = ref.load()
+            hints = options.get("hints") or []
+            if variation is not None:
+                scene, drawn, _ = variation.draw(scene, entropy, root)
+                hints = drawn if drawn is not None else hints
+            seed = sample_seed(entropy, root)
+            over = free_overrides(hints, scene.body_names)
+            stepper, close, state = build_stepper(scene, settings, seed=seed, free_override=over)
+            start = state
+            seq = np.random.SeedSequence(seed)
+            rng = np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(1,)))
+            detector = close
+        else:
+            scene, detector = _detector(ref)
+            seq = np.random.SeedSequence(entropy, spawn_key=(slot, g, _STEP_KEY))
+            rng_m, rng_d = (np.random.default_rng(s) for s in seq.spawn(2))
+            detector.fresh(state.position, state.orientation)  # no manifold from earlier runs
+            detector.rng = rng_d
+            over = free_overrides(hints, scene.body_names)
+            stepper = stepper_on(scene, detector, settings, initial_state(scene, detector), over)
+            stepper.reverse_time = k0 * dt
+            rng = rng_m
+        policy = HintPolicy(hints, scene.body_names, dt, settings.epsilon)
+        goals = MarkovPolicy(model, policy, rng, dt, settings.epsilon)
+        goals.segments = copy.deepcopy(segments)
+        goals.transitions = transitions
+        records, status, message = [], "ok", ""
+        try:
+            for k in range(k0 + 1, k1 + 1):
+                policy.reverse_time = (k - 1) * dt
+                try:
+                    new, rep = stepper.backward(state, goals)
+                except LCPError as exc:
+                    status, message = "lcp_failed", f"contact LCP not posed ({exc})"
+                    break
+                if rep.unsolved:
+                    status, message = "lcp_failed", "contact LCP not solved"
+                    break
+                if not rep.orientation_converged:
+                    status, message = "unconverged", "orientation solve did not converge"
+                    break
+                if not np.all(new.is_finite()):
+                    status, message = "nonfinite", f"non-finite state at {k * dt:.6g} s"
+                    break
+                records.append(_pack(new))
+                state = new
+        finally:
+            if close is not None:
+                close.close()
+        energy, speed, spin = _measure(scene, stepper.rigid, state, start)
+        body = int(np.flatnonzero(stepper.rigid.moving)[0])
+        contact = goals.segments.get(body, [0])[0] if status == "ok" else 0
+        arr = np.stack(records) if records else np.zeros((0, *_pack(state).shape))
+        out.append(
+            (slot, state, hints, goals.segments, goals.transitions, arr, status, message,
+             energy, speed, spin, start, contact)
+        )  # fmt: skip
+    return out
+
+
+def smc_reverse_runs(
+    ref: SceneRef,
+    n: int,
+    entropy: int,
+    *,
+    options: dict[str, Any],
+    variation=None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    scheme: str = "potential",
+    beta: float = BETA,
+) -> SMCResult:
+    """``n`` backward runs of the scene as a particle filter (module docstring).
+
+    Parameters
+    ----------
+    ref : SceneRef
+        The scene (no joints).
+    n : int
+        Particles.
+    entropy : int
+        Seed entropy (the sampled runs' and the filter's).
+    options : dict
+        Keyword arguments of :func:`reverse.run.run_reverse`: ``duration``, ``dt``, ``markov``
+        (a table of kind ``energy``), ``hints``, ``settings``.
+    variation : reverse.sampling.RunVariation, optional
+        Each particle's heading and hints (drawn for its sampled run).
+    workers, scheduler
+        As for :func:`reverse.sampling.sample_reverse_runs`.
+    progress : callable, optional
+        ``progress(done, total)`` after each generation, in particle-generations.
+    scheme : str
+        :data:`SCHEMES`: ``potential`` (default) or ``match``.
+    beta : float
+        Tempering: the potentials ``G_g^β`` (``potential``) or the ratios to the power β
+        (``match``); below 1 the particles stay more diverse, at the price of weaker guidance.
+    """
+    from reverse.run import reverse_steps
+
+    model = options.get("markov")
+    law = getattr(model, "energy_law", None)
+    if law is None:
+        raise SceneError(
+            "--smc", "", "needs a table of kind energy (`workbench markov train --kind energy`)"
+        )
+    if ref.load().joints:
+        raise SceneError("--smc", "", "scenes with joints are not supported by the particle filter")
+    dt = float(options["dt"])
+    n_steps = int(reverse_steps(options["duration"], dt))
+    per = max(1, round(law.energy.bin_width / dt))
+    bounds = list(range(0, n_steps, per)) + [n_steps]
+    parts = [_Particle(root=i) for i in range(n)]
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
+    ess_log: list[float] = []
+    resamplings = 0
+    raw_faster = math.nan
+    opts = {k: v for k, v in options.items() if k not in ("energy_limit", "on_energy", "seed")}
+    try:
+        with executor_for(workers, scheduler, None, n) as ex:
+            for g, (k0, k1) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+                jobs = [
+                    (i, g, p.root, p.state, p.hints, p.segments, p.transitions, k0, k1,
+                     p.start)
+                    for i, p in enumerate(parts)
+                    if p.status == "ok"
+                ]  # fmt: skip
+                chunks = [jobs[s : s + _PER_TASK] for s in range(0, len(jobs), _PER_TASK)]
+                feats = np.full((n, 4), np.nan)  # energy, speed, spin, contact state
+                for res in bounded_map(
+                    ex, _advance, (ref, opts, entropy, variation), chunks, workers
+                ):
+                    for slot, state, hints, segs, trans, arr, status, msg, e, v, w, start, c in res:
+                        p = parts[slot]
+                        p.state, p.hints, p.segments, p.transitions = state, hints, segs, trans
+                        p.start = start
+                        p.history.append(arr)
+                        p.status, p.message = status, msg
+                        if status == "ok":
+                            feats[slot] = e, v, w, c
+                            phi = law.log_potential(k1 * dt, e, w, c)
+                            # the twisted potential G_g = (φ_g / φ_{g−1})^β
+                            p.log_w += beta * (phi - p.last)
+                            p.last = phi
+                            p.phi += phi
+                        else:
+                            p.log_w = -math.inf
+                alive = np.array([p.status == "ok" for p in parts])
+                if scheme == "match":
+                    log_w = np.full(n, -math.inf)
+                    if alive.any():
+                        f = feats[alive]
+                        log_w[alive] = beta * law.population_log_weights(
+                            k1 * dt, f[:, 0], f[:, 2], f[:, 3]
+                        )
+                else:
+                    log_w = np.array([p.log_w for p in parts])
+                last = k1 == n_steps
+                if last:
+                    inside = (
+                        alive & (feats[:, 1] <= law.throw_speed) & (feats[:, 2] <= law.throw_spin)
+                    )
+                    raw_faster = float(np.mean(~inside[alive])) if alive.any() else math.nan
+                    if inside.any():  # the kept runs start inside the throws' range
+                        log_w = np.where(inside, log_w, -math.inf)
+                ess_log.append(effective_sample_size(log_w))
+                if last or scheme == "match" or ess_log[-1] < ESS_SHARE * n:
+                    rng = np.random.default_rng(
+                        np.random.SeedSequence(entropy, spawn_key=(g, _RESAMPLE_KEY))
+                    )
+                    idx = systematic_resample(normalised_weights(log_w), float(rng.random()))
+                    parts = [_child(parts[j]) for j in idx]
+                    resamplings += 1
+                if progress is not None:
+                    progress((g + 1) * n, (len(bounds) - 1) * n)
+    finally:
+        _close()
+    runs = []
+    for p in parts:
+        first = _pack(p.start)[None]
+        states = np.concatenate([first, *p.history], axis=0)[::-1].copy()
+        runs.append(SMCRun(p.root, states, p.status, p.message, p.phi, p.transitions))
+    return SMCResult(runs, resamplings, raw_faster, len({p.root for p in parts}), ess_log)
+
+
+def _child(p: _Particle) -> _Particle:
+    c = _Particle(
+        root=p.root,
+        state=p.state,
+        hints=p.hints,
+        segments=copy.deepcopy(p.segments),
+        transitions=p.transitions,
+        history=list(p.history),
+        phi=p.phi,
+        last=p.last,
+        status=p.status,
+        message=p.message,
+        start=p.start,
+    )
+    return c
