@@ -102,8 +102,9 @@ MAX_TASK_REALIZATIONS = 1024
 #: process compress (:class:`_Sink`): it saves ≈ 10% of the time when a core is free, and costs
 #: ≈ 1.1 s of CPU to start (the fork server's imports), which a shorter run would not repay, and
 #: a machine without a free core pays in full (measured on a loaded machine: 100 random_box
-#: realizations 50% slower with it).
-HELPER_MIN_SECONDS = 10.0
+#: realizations 50% slower with it). On the idle machine (2026-11-27, docs/ensembles.md) it lost
+#: 10% on a 12 s random_box run and won 8% on a 70 s one; 30 s sits between.
+HELPER_MIN_SECONDS = 30.0
 
 #: Tasks waiting for the writer thread of a serial run. A task's trip through the helper process
 #: that compresses it takes a few dozen GIL turns (pickles written and read in 64 kB pieces), each
