@@ -39,6 +39,7 @@ contacts (:class:`IslandBatch`), which the stepper writes into its state at once
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -93,10 +94,20 @@ class IslandBatch(NamedTuple):
         Where island ``k``'s bodies and contacts start in ``bodies`` and ``contacts``.
     n_rows : ndarray of int, shape (K,)
         LCP rows of each island.
-    results : list of LCPResult or None
-        Each island's LCP answer (None: no rows).
+    results : sequence of LCPResult or None
+        Each island's LCP answer (None: no rows); those of the compiled batch are made when
+        looked up (:class:`_Results`).
     lcp_seconds : float
         Wall time of the LCP solves, s.
+    batched : ndarray of bool, shape (K,)
+        Islands answered (and verified, status ``"solved"``, no fallback) by the compiled batch
+        call; their answers' fields are the arrays below, so that the stepper reads them
+        without an :class:`~reverse.lcp.LCPResult` per island.
+    pivots, residual : ndarray, shape (K,)
+        Pivots and residual of each batched answer (0 elsewhere).
+    basis, basis_start : ndarray of int
+        The batched answers' bases (island-local indices, sorted), island after island: island
+        ``k``'s is ``basis[basis_start[k]:basis_start[k + 1]]`` (empty when not batched).
     """
 
     bodies: np.ndarray
@@ -106,8 +117,13 @@ class IslandBatch(NamedTuple):
     body_start: np.ndarray
     contact_start: np.ndarray
     n_rows: np.ndarray
-    results: list
+    results: Sequence
     lcp_seconds: float
+    batched: np.ndarray
+    pivots: np.ndarray
+    residual: np.ndarray
+    basis: np.ndarray
+    basis_start: np.ndarray
 
 
 def solve_islands(
@@ -476,26 +492,37 @@ def solve_island_arrays(
     c_isl = r_isl[cr] if len(cr) else cr
 
     # M = J A Wᵀ per island, stacked over islands of equal (size, rows)
-    Ms: list[np.ndarray | None] = [None] * K
     groups = list(_equal_islands(Ldense, r_isl, m_k, r_start))
+    G = len(groups)
+    gid = np.full(K, -1, dtype=int)  # each island's group, and its place there
+    gpos = np.zeros(K, dtype=int)
+    for g, (_size, _m, km, _at) in enumerate(groups):
+        gid[km] = g
+        gpos[km] = np.arange(len(km))
+    # the pyramids' couplings sorted by group (stable: each group's in their order), as
+    # (place in the group, row, column) within their island's matrix
+    if len(cr):
+        c_grp = gid[c_isl]
+        c_ord = np.argsort(c_grp, kind="stable")
+        c_cut = np.searchsorted(c_grp[c_ord], np.arange(G + 1)).tolist()
+        c_at, c_r0 = gpos[c_isl][c_ord], r_start[c_isl][c_ord]
+        c_row, c_col, c_val = cr[c_ord] - c_r0, cc[c_ord] - c_r0, cv[c_ord]
     stacked: list[np.ndarray] = []  # each group's (len(km), m, m) matrices, as solved
-    for size, m, km, at in groups:
+    factors = []  # each group's A and Wᵀ, for the velocities
+    for g, (size, m, km, at) in enumerate(groups):
         _rows, Jd, Wd = Ldense[size]
         Jg = Jd[at].reshape(len(km), m, 6 * size)
-        Wg = Wd[at].reshape(len(km), m, 6 * size)
+        WgT = np.swapaxes(Wd[at].reshape(len(km), m, 6 * size), 1, 2)
         Ag = A_of[size][slot[km]]
-        Mg = Jg @ Ag @ np.swapaxes(Wg, 1, 2)
+        Mg = Jg @ Ag @ WgT
         # the pyramids' couplings: distinct entries, each on an exact 0 of J A Wᵀ (a slack
         # row or column), so adding them in any order gives solve_island's numbers
-        g = (nb[c_isl] == size) & (m_k[c_isl] == m)
-        if g.any():
-            jpos = np.zeros(K, dtype=int)
-            jpos[km] = np.arange(len(km))
-            kg = c_isl[g]
-            Mg[jpos[kg], cr[g] - r_start[kg], cc[g] - r_start[kg]] += cv[g]
-        for k, M in zip(km.tolist(), Mg, strict=True):
-            Ms[k] = M
+        if len(cr) and c_cut[g + 1] > c_cut[g]:
+            e = slice(c_cut[g], c_cut[g + 1])
+            Mg[c_at[e], c_row[e], c_col[e]] += c_val[e]
         stacked.append(Mg)
+        factors.append((Ag, WgT))
+    Ms = _GroupViews(stacked, gid, gpos)
 
     # the LCPs (reverse.lcp.solve_lcp's answers), then the velocities
     t0 = time.perf_counter()
@@ -508,12 +535,12 @@ def solve_island_arrays(
         if bad.any():
             z_all[np.isin(r_isl, np.unique(r_isl[bad]))] = 0.0
     vel_of: dict[int, np.ndarray] = {size: uf.copy() for size, uf in uf_of.items()}
-    for size, m, km, at in groups:
-        Wg = Ldense[size][2][at].reshape(len(km), m, 6 * size)
+    for (size, m, km, _at), (Ag, WgT) in zip(groups, factors, strict=True):
         zg = z_all[r_start[km][:, None] + np.arange(m)[None, :]].reshape(len(km), m, 1)
-        du = (A_of[size][slot[km]] @ (np.swapaxes(Wg, 1, 2) @ zg))[:, :, 0]
-        base = uf_of[size][slot[km]]
-        vel_of[size][slot[km]] = base - du if backward else base + du
+        du = (Ag @ (WgT @ zg))[:, :, 0]
+        sk = slot[km]
+        base = uf_of[size][sk]
+        vel_of[size][sk] = base - du if backward else base + du
     vel_all = np.empty((nbt, 6))
     for size, v in vel_of.items():
         vel_all[idx_of[size]] = v.reshape(-1, 6)
@@ -527,6 +554,11 @@ def solve_island_arrays(
         n_rows=m_k,
         results=results,
         lcp_seconds=lcp_seconds,
+        batched=results.batched,
+        pivots=results.pivots,
+        residual=results.residual,
+        basis=results.basis,
+        basis_start=results.basis_start,
     )
 
 
@@ -547,9 +579,11 @@ def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts):
     ``fallback``) must run — call the binding one by one, exactly as before.
     """
     K = len(Ms)
-    results: list[LCPResult | None] = [None] * K
     solve = _dynamics.solve_lcp
-    posed = np.array([M is not None for M in Ms], dtype=bool)
+    if isinstance(Ms, _GroupViews):
+        posed = Ms.posed
+    else:
+        posed = np.array([M is not None for M in Ms], dtype=bool)
     warm = list(warm_starts)
     # the warm starts as the solver sees them: one from a differently structured problem (an
     # index past this island's rows) is dropped; the solver verifies the rest. Integer arrays
@@ -597,25 +631,80 @@ def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts):
             M_flat, m_off, q, r_start, select, warm_flat, warm_off, has & select
         )
     z_all = np.zeros(len(q))
+    out = _Results(K)
     if arrays is not None:
         z_all[:] = arrays.z
         rows = np.flatnonzero(arrays.basis)
-        basis_at = rows - r_start[r_isl[rows]]  # each island's basis, island after island
-        bstart = np.searchsorted(rows, r_start).tolist()
-        route, pivots = arrays.route.tolist(), arrays.pivots.tolist()
-        resid, starts, names = arrays.residual.tolist(), r_start.tolist(), _lcp.START_NAMES
-        for k in np.flatnonzero(arrays.route >= 0).tolist():
-            o0, o1 = starts[k], starts[k + 1]
-            results[k] = LCPResult(
-                arrays.z[o0:o1], arrays.w[o0:o1], "solved", pivots[k],
-                basis_at[bstart[k] : bstart[k + 1]], resid[k], "", names[route[k]],
-            )  # fmt: skip
-    for k in np.flatnonzero(posed).tolist():
-        if results[k] is None:  # not batched, or no verified answer there: the ladder
-            o0, o1 = r_start[k], r_start[k + 1]
-            results[k] = solve(Ms[k], q[o0:o1], warm_start=warm[k])
-            z_all[o0:o1] = results[k].z
-    return results, z_all
+        out.basis = rows - r_start[r_isl[rows]]  # each island's basis, island after island
+        out.basis_start = np.searchsorted(rows, r_start)
+        out.batched = arrays.route >= 0
+        out.pivots = np.where(out.batched, arrays.pivots, 0)
+        out.residual = np.where(out.batched, arrays.residual, 0.0)
+        out.arrays, out.r_start = arrays, r_start
+    for k in np.flatnonzero(posed & ~out.batched).tolist():
+        # not batched, or no verified answer there: the ladder
+        o0, o1 = r_start[k], r_start[k + 1]
+        out.explicit[k] = solve(Ms[k], q[o0:o1], warm_start=warm[k])
+        z_all[o0:o1] = out.explicit[k].z
+    return out, z_all
+
+
+class _GroupViews(Sequence):
+    """``Ms[k]``, island ``k``'s LCP matrix (None: no rows), as a view of its group's stacked
+    matrices, made when looked up (the batch path reads the stacks; only islands solved one
+    by one look theirs up)."""
+
+    def __init__(self, stacked, gid, gpos):
+        self.stacked, self.gid, self.gpos = stacked, gid, gpos
+        self.posed = gid >= 0
+
+    def __len__(self) -> int:
+        return len(self.gid)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        k = range(len(self))[k]
+        g = int(self.gid[k])
+        return None if g < 0 else self.stacked[g][self.gpos[k]]
+
+
+class _Results(Sequence):
+    """The islands' :class:`~reverse.lcp.LCPResult` (None: no rows), as
+    :func:`solve_island_arrays` returns them: those of the compiled batch call are made when
+    looked up, from its arrays — the same fields as the list this replaced (z and w views of
+    the batch's, status "solved", its pivots, the basis, residual, no fallback, the start) —
+    so a step that reads the arrays (the stepper) makes none; the others (the ladder's) are
+    held as answered."""
+
+    def __init__(self, K: int):
+        self.K = K
+        self.explicit: dict[int, LCPResult] = {}
+        self.batched = np.zeros(K, dtype=bool)
+        self.pivots = np.zeros(K, dtype=np.int64)
+        self.residual = np.zeros(K)
+        self.basis = np.zeros(0, dtype=np.int64)
+        self.basis_start = np.zeros(K + 1, dtype=np.int64)
+        self.arrays = None
+        self.r_start = None
+
+    def __len__(self) -> int:
+        return self.K
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(self.K))]
+        k = range(self.K)[k]  # negative indices, bounds
+        if k in self.explicit:
+            return self.explicit[k]
+        if not self.batched[k]:
+            return None
+        a, o0, o1 = self.arrays, int(self.r_start[k]), int(self.r_start[k + 1])
+        return LCPResult(
+            a.z[o0:o1], a.w[o0:o1], "solved", int(a.pivots[k]),
+            self.basis[self.basis_start[k] : self.basis_start[k + 1]],
+            float(a.residual[k]), "", _lcp.START_NAMES[int(a.route[k])],
+        )  # fmt: skip
 
 
 def _equal_islands(ldense: dict, r_isl: np.ndarray, m_k: np.ndarray, r_start: np.ndarray):

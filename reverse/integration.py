@@ -148,7 +148,14 @@ def backward_configuration(
     moving = rigid.moving
     x = state.position - dt * state.linear_velocity * moving[:, None]
     q_plus = state.orientation
-    L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, q_plus), state.angular_velocity)
+    mov = np.flatnonzero(moving)
+    # L of the moving bodies (the only rows read), row by row the numbers of all bodies'
+    L = np.zeros((len(moving), 3))
+    L[mov] = np.einsum(
+        "nij,nj->ni",
+        world_inertia(rigid.inertia[mov], q_plus[mov]),
+        state.angular_velocity[mov],
+    )
     w = state.angular_velocity * moving[:, None]
     q = quat_multiply(quat_exp(-dt * w), q_plus)
     iters = 0
@@ -173,7 +180,19 @@ def backward_configuration(
     Hc = np.empty((max_iter + 1, n))
     Hq[0] = q
     q, w = q.copy(), w.copy()
-    active = np.arange(n)
+    # Static bodies need one iteration, not the loop: their ω iterate is 0 at every iteration
+    # (not solved for), so every iterate from the first on is q₁ = exp(−h·0) ⊗ q⁺ (q₀ differs
+    # from it at most in the signs of zeros, by 0 in the change); the loop, iterating them,
+    # would end with q₁, ω = 0 and a change of |q₁ − q₀| or 0, all 0 — the values set here.
+    # They never delay convergence (changes 0), so the iterations and every moving body's
+    # numbers are the loop's over all bodies.
+    fixed = np.flatnonzero(~moving)
+    if fixed.size:
+        w_fixed = np.zeros((fixed.size, 3))
+        q_fixed = quat_multiply(quat_exp(-dt * w_fixed), q_plus[fixed])
+        change[fixed] = np.max(np.abs(q_fixed - q[fixed]), axis=1)
+        q[fixed], w[fixed] = q_fixed, w_fixed
+    active = mov
     # The periodic bodies, their iteration k0 and period p (one entry per body, so that each
     # iteration looks their changes up in one indexing however many groups there are).
     per_body = np.zeros(0, dtype=int)
@@ -202,7 +221,7 @@ def backward_configuration(
             Hq[k, at], Hw[k, at], Hc[k, at] = q_new, w_new, ch
             q[at], w[at], change[at] = q_new, w_new, ch
             largest = float(np.max(ch))
-        if per_body.size:
+        if per_body.size and largest <= tol:  # (above it, the periodic ones cannot matter)
             largest = max(largest, float(np.max(Hc[in_period(per_k0, per_p, k), per_body])))
         converged = not n or largest <= tol
         if converged:

@@ -49,7 +49,7 @@ from reverse.dynamics import (
 )
 from reverse.dynamics import solve_island as _solve_island
 from reverse.integration import backward_configuration, forward_configuration
-from reverse.islands import awake_bodies, between_held, find_islands, free_bodies
+from reverse.islands import awake_bodies, between_held, find_islands, free_bodies, island_arrays
 from reverse.joints import JointModel
 from workbench.sim.state import State
 
@@ -612,14 +612,31 @@ class Stepper:
             sleep=s.sleep,
         )
         rep.sleeping = int(np.sum(moving & ~awake))
-        islands = find_islands(n, awake, np.concatenate([pairs, np.reshape(jpairs, (-1, 2))]))
+        # the islands as arrays: their bodies island after island, and how many each has
+        members_all, sizes = island_arrays(
+            n, awake, np.concatenate([pairs, np.reshape(jpairs, (-1, 2))])
+        )
         out = velocity.copy()
-        Iw = world_inertia(rigid.inertia, q)
+        # World inertias of the awake bodies (the only ones a step reads), row by row the same
+        # numbers as for all bodies (rotation_matrix is element-wise, the stacked matmul
+        # multiplies slice by slice); the rows of the others stay 0 and are never read.
+        Iw = np.zeros((n, 3, 3))
+        Iw[members_all] = world_inertia(rigid.inertia[members_all], q[members_all])
         # island of each awake body; a contact belongs to the island of its awake participant(s)
-        K = len(islands)
-        sizes = np.fromiter(map(len, islands), dtype=int, count=K)
-        members_all = np.concatenate(islands) if K else np.zeros(0, dtype=int)
-        first = members_all[np.cumsum(sizes) - sizes]  # each island's smallest body
+        K = len(sizes)
+        b_first = np.cumsum(sizes) - sizes
+        first = members_all[b_first]  # each island's smallest body
+        b_lo, b_hi = b_first.tolist(), (b_first + sizes).tolist()
+        # warm-start keys: an island's bodies as the bytes of their int64 indices (equal keys
+        # for equal body lists, as the tuples before them; slicing one bytes object is cheaper
+        # than a tuple per island)
+        member_bytes = members_all.tobytes()
+        width = members_all.itemsize
+
+        def island(k):
+            """Island ``k``'s bodies (ascending)."""
+            return members_all[b_lo[k] : b_hi[k]]
+
         label = np.full(n, -1, dtype=int)
         label[members_all] = np.repeat(np.arange(K), sizes)
         a_c, b_c = contacts.body_a, contacts.body_b
@@ -627,7 +644,7 @@ class Stepper:
         lb = np.where(b_c >= 0, label[np.maximum(b_c, 0)], -1)
         c_island = np.where(la >= 0, la, lb)
         order = np.argsort(c_island, kind="stable")
-        bounds = np.searchsorted(c_island[order], np.arange(len(islands) + 1))
+        bounds = np.searchsorted(c_island[order], np.arange(K + 1))
         # Bodies in free flight (an island of one body with no contact and no joint) need no
         # LCP: the step is u ± h M⁻¹ F for all of them at once (Eq. 2, 13 with no impulses).
         in_joint = np.zeros(n, dtype=bool)
@@ -648,12 +665,13 @@ class Stepper:
         # velocities and branches written at once); islands with joints one by one
         # (solve_island), and so is the frictionless retry of a batch island whose LCP failed.
         solid = np.flatnonzero(~flying).tolist()
-        jointed = np.zeros(len(islands), dtype=bool)
+        jointed = np.zeros(K, dtype=bool)
         for ja, jb in jpairs:
             for j in (ja, jb):
                 if j >= 0 and label[j] >= 0:
                     jointed[label[j]] = True
         n_sel = bounds[1:] - bounds[:-1]  # contacts of each island
+        n_sel_l = n_sel.tolist()
 
         def sel_of(k):
             """Island ``k``'s contacts, ascending (the stable sort by island kept their order)."""
@@ -661,7 +679,7 @@ class Stepper:
 
         def key_of(k):
             """Island ``k``'s key of the warm starts (direction, bodies, contact count)."""
-            return (direction, tuple(islands[k].tolist()), int(n_sel[k]))
+            return (direction, member_bytes[width * b_lo[k] : width * b_hi[k]], n_sel_l[k])
 
         in_batch = ~flying & ~jointed
         if int(n_sel[in_batch].sum()) < BATCH_MIN_CONTACTS:
@@ -728,7 +746,7 @@ class Stepper:
                     rhs = sign * s.baumgarte * jsub.error / s.dt
             return sub, {
                 "direction": direction,
-                "bodies": islands[k],
+                "bodies": island(k),
                 "rigid": rigid,
                 "position": x,
                 "inertia_world": Iw,
@@ -743,12 +761,31 @@ class Stepper:
                 "attract": asub,
             }
 
-        slots, n_bodies, n_contacts = slot.tolist(), sizes.tolist(), n_sel.tolist()
+        slots, n_bodies, n_contacts = slot.tolist(), sizes.tolist(), n_sel_l
         n_rows = answer.n_rows.tolist() if answer is not None else []
+        if answer is not None:
+            # the compiled batch's verified answers, read from its arrays (no LCPResult each)
+            batched = answer.batched.tolist()
+            pivots, residual = answer.pivots.tolist(), answer.residual.tolist()
+            b_at, basis = answer.basis_start.tolist(), answer.basis
         for k in solid:
             j = slots[k]
             sol = None
             if j >= 0:  # solved in the batch: its velocities and branches are in place
+                if batched[j]:
+                    self._warm[batch_keys[j]] = basis[b_at[j] : b_at[j + 1]]
+                    rep.islands.append(
+                        IslandReport(
+                            n_bodies[k],
+                            n_contacts[k],
+                            n_rows[j],
+                            "solved",
+                            pivots[j],
+                            "",
+                            residual[j],
+                        )  # fmt: skip
+                    )
+                    continue
                 res = answer.results[j]
                 if res is None:  # no rows
                     rep.islands.append(
@@ -772,14 +809,14 @@ class Stepper:
                 b0, b1 = answer.body_start[j], answer.body_start[j + 1]
                 c0, c1 = answer.contact_start[j], answer.contact_start[j + 1]
                 sol = IslandSolution(
-                    islands[k],
+                    island(k),
                     answer.velocity[b0:b1],
                     np.zeros(c1 - c0),
                     res,
                     int(answer.n_rows[j]),
                     answer.branch[c0:c1],
                 )
-            bodies, sel, key = islands[k], sel_of(k), key_of(k)
+            bodies, sel, key = island(k), sel_of(k), key_of(k)
             ta = time.perf_counter()
             lcp_time = 0.0
             if sol is None:
