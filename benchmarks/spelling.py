@@ -78,6 +78,12 @@ def main(argv=None) -> int:
         "--no-forward", action="store_true", help="skip the PyBullet forward run (the ratio)"
     )
     ap.add_argument(
+        "--rolling",
+        action="store_true",
+        help="the plausible run: the scene's ROLLING parameters (spin-free elastic ball-ball "
+        "contacts, frictionless walls, rolling friction 0.001 m) and --slip-damping inf",
+    )
+    ap.add_argument(
         "--loose-orientation",
         action="store_true",
         help="StepSettings(orientation_strict=False): the orientation fixed point stops at 1e-14 "
@@ -90,6 +96,13 @@ def main(argv=None) -> int:
         params["text"] = args.text
     if args.per_side is not None:
         params["per_side"] = args.per_side
+    controls = dict(CONTROLS)
+    if args.rolling:
+        import math
+        import runpy
+
+        params.update(runpy.run_path(str(SCENE))["ROLLING"])
+        controls["slip_damping"] = math.inf
     t0 = time.perf_counter()
     scene = load_scene(SCENE, params)
     hints, _ = script_hints(SCENE, scene.parameters, scene.body_names)
@@ -111,7 +124,7 @@ def main(argv=None) -> int:
         dt=DT,
         hints=hints,
         seed=0,
-        settings=StepSettings(DT, orientation_strict=not args.loose_orientation, **CONTROLS),
+        settings=StepSettings(DT, orientation_strict=not args.loose_orientation, **controls),
         progress=pace,
     )
     t_run = time.perf_counter() - t1
@@ -136,6 +149,7 @@ def main(argv=None) -> int:
         f"spelling balls: {len(balls)} balls, {len(scene.bodies) - len(balls)} static bodies, "
         f"{args.duration:g} s back at dt = 1/{1 / DT:.0f} s ({steps} steps), status {traj.status}"
         + (", orientation_strict=False" if args.loose_orientation else "")
+        + (", rolling (slip damping inf, ROLLING materials)" if args.rolling else "")
     )
     print()
     print("| quantity | value |")

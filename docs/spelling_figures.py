@@ -1,17 +1,19 @@
 """Contact sheet of the spelling-balls demo (Twigg & James 2008 §5, Fig. 1; docs/reverse.md).
 
-    python benchmarks/spelling.py -o spelling.h5      # the full scene, 3875 balls (3-5 min)
+    python benchmarks/spelling.py --rolling -o spelling.h5   # the full scene, 3875 balls (3-5 min)
     python docs/spelling_figures.py spelling.h5
 
 Renders six records of the reverse run headless (PyBullet's tiny renderer, a fixed camera that
 frames the text; the bodies are placed, never stepped) and writes
 docs/figures/reverse/spelling_balls_frames.png. Without a file it runs a small version first
-("RIGID", 3 × 3 balls a bin, the same controls) so the figure can be regenerated in a minute.
+("RIGID", 3 × 3 balls a bin, the same controls and materials) so the figure can be regenerated
+in a minute.
 """
 
 from __future__ import annotations
 
 import json
+import runpy
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +31,8 @@ from workbench.store import TrajectoryStore  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"
 SCENE = REPO / "scenes" / "spelling_balls.py"
+#: The scene's parameters of the plausible run (rolling without slip: docs/reverse.md).
+ROLLING = runpy.run_path(str(SCENE))["ROLLING"]
 #: Panels: fractions of the run's duration (forward time, as replayed).
 FRACTIONS = (0.0, 0.3, 0.5, 0.7, 0.85, 1.0)
 
@@ -54,12 +58,16 @@ def main(argv=None) -> int:
             code = workbench(
                 ["reverse", str(SCENE), "--set", "text=RIGID", "--set", "per_side=3", "--hints",
                  "script", "--duration", "3", "--restitution-blend", "0.2", "--angular-damping",
-                 "2", "--linear-damping", "0.3", "-q", "-o", str(path)]
+                 "2", "--linear-damping", "0.3", "--slip-damping", "inf",
+                 *[a for k, v in ROLLING.items() for a in ("--set", f"{k}={v}")],
+                 "-q", "-o", str(path)]
             )  # fmt: skip
             assert code == 0
         with TrajectoryStore.open(path) as store:
             traj = store.read(0)
-            params = json.loads(store.attrs["scene_json"]).get("parameters", {})
+            saved = json.loads(store.attrs["scene_json"])
+            # the scene's parameters: under "scene" in the stored JSON (top level in older files)
+            params = saved.get("parameters") or saved.get("scene", {}).get("parameters", {})
     keep = {k: v for k, v in params.items() if k in ("text", "per_side")}
     scene = load_scene(SCENE, keep)
     times = tuple(float(f * traj.time[-1]) for f in FRACTIONS)

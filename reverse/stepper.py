@@ -51,6 +51,7 @@ from reverse.dynamics import solve_island as _solve_island
 from reverse.integration import backward_configuration, forward_configuration
 from reverse.islands import awake_bodies, between_held, find_islands, free_bodies, island_arrays
 from reverse.joints import JointModel
+from reverse.rolling import remove_slip, slip_decay
 from workbench.sim.state import State
 
 __all__ = [
@@ -132,6 +133,11 @@ class StepSettings:
         chain of joints get restitution 1, so the articulated bodies rebound off each other
         without the backward energy growth (the paper's "highly unappealing" but working
         heuristic).
+    slip_damping : float
+        Backward only, §4 "Rolling": rate (1/s) at which the slip of a round body (a ball) at its
+        static support decays backward, through its angular velocity alone, before each backward
+        LCP (:func:`reverse.rolling.remove_slip`); ``math.inf`` removes it, so balls roll without
+        slipping instead of slipping and spinning faster at every step. 0 (default): none.
     """
 
     dt: float
@@ -148,6 +154,7 @@ class StepSettings:
     angular_damping: float = 0.0
     linear_damping: float = 0.0
     joint_unit_restitution: bool = False
+    slip_damping: float = 0.0
 
 
 @dataclass
@@ -383,6 +390,17 @@ class Stepper:
         rep.timing["integration"] += t1 - t0
         if contacts is None:
             contacts = self.contact_source(x, q)
+        if s.slip_damping > 0:  # §4 "Rolling": round bodies roll without slipping backward
+            velocity = remove_slip(
+                contacts,
+                x,
+                velocity,
+                rigid.moving,
+                rigid.force,
+                rigid.mass,
+                rigid.inertia,
+                slip_decay(s.slip_damping, s.dt),
+            )
         contacts = self._blend_restitution(contacts, rep)
         if s.joint_unit_restitution:
             contacts = self._articulated_restitution(contacts)

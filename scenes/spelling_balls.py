@@ -9,6 +9,8 @@ roll into place. The default text "LOREM IPSUM" has 155 lit cells × 25 balls = 
 paper: 3037 balls spelling "Lorem ipsum dolor sit amet...").
 
     workbench reverse scenes/spelling_balls.py --hints script --duration 3 \\
+        --set ground_friction=10 --set ground_restitution=0.9 --set wall_friction=0 \\
+        --set rolling_friction=0.001 --slip-damping inf \\
         --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
     workbench reverse scenes/spelling_balls.py --set text=HI --set per_side=3 --hints script \\
         --duration 2 --restitution-blend 0.2 --angular-damping 2 -o hi.h5 && workbench replay hi.h5
@@ -16,7 +18,13 @@ paper: 3037 balls spelling "Lorem ipsum dolor sit amet...").
 (``benchmarks/spelling.py`` runs the full scene and reports its cost.) The plausibility controls
 matter here: backward, every elastic collision divides a speed by the restitution and every
 slipping contact slips faster (Twigg & James §4), so without them a 3 s run ends with balls at
-tens of metres per second; with them the earliest state has balls at a few m/s.
+tens of metres per second; with the blend and the damping alone the earliest state has balls at
+a few m/s — spinning at 110 rad/s (median; 718 at most), for slip grows without bound backward
+(§4 "Rolling"). The first command is the plausible one (:data:`ROLLING`, docs/reverse.md): the balls
+roll without slipping on the ground (``--slip-damping inf``, ``reverse/rolling.py``), collide
+with each other elastically and without friction, and touch frictionless walls, while each
+ball–ground contact keeps its friction 0.1 and restitution 0.9; its rolling friction is halved to
+0.001 m. Its earliest state: speeds 0.60 / 1.78 m/s and spins 23 / 71 rad/s (median / max).
 
 Why the balls do not touch: a gap of ``gap`` between neighbours keeps each resting ball its own
 contact island (ball, ground), so a backward step solves many 1-ball LCPs rather than one LCP per
@@ -45,6 +53,17 @@ from workbench.scene.parts import (
 #: Default text: 155 lit cells in the 5 × 7 font.
 TEXT = "LOREM IPSUM"
 
+#: The parameters of the plausible run (module docstring; docs/reverse.md "Spelling balls"): the
+#: ball–ground contact as by default (friction 0.1, restitution 0.9), ball–ball contacts
+#: frictionless (1e-4) and elastic (1), walls frictionless, rolling friction 0.001 m. With
+#: ``StepSettings(slip_damping=math.inf)`` (``--slip-damping inf``) and the default controls.
+ROLLING = {
+    "ground_friction": 10.0,
+    "ground_restitution": 0.9,
+    "wall_friction": 0.0,
+    "rolling_friction": 0.001,
+}
+
 
 def _layout(text, per_side, radius, gap, wall):
     pitch = 2 * radius + gap  # ball spacing in a bin
@@ -69,6 +88,9 @@ def build(
     rolling_friction: float = 0.002,
     dt: float = 1.0 / 120.0,
     duration: float = 3.0,
+    ground_friction: float = 1.0,
+    ground_restitution: float = 1.0,
+    wall_friction: float = 1.0,
 ):
     """The final state: bins and resting balls.
 
@@ -90,21 +112,50 @@ def build(
         ρ_A μ_B + ρ_B μ_A: docs/reverse.md).
     dt, duration : float
         Step and default run length, s.
+    ground_friction, ground_restitution : float
+        The ground's own friction and restitution (default 1, PyBullet's neutral elements). The
+        balls' own friction, rolling friction and restitution are ``friction``,
+        ``rolling_friction`` and ``restitution`` divided by them, so a ball on the ground keeps
+        exactly ``friction``, ``rolling_friction`` and ``restitution`` while two balls meet with
+        ``(friction / ground_friction)²`` and ``(restitution / ground_restitution)²`` (PyBullet
+        multiplies; ρ_A μ_B + ρ_B μ_A for rolling friction): ``ground_friction=10`` makes
+        ball–ball friction 1e-4 and rolling friction 4e-6 m, so collisions between balls
+        exchange no spin; ``ground_restitution=0.9`` makes them elastic (restitution 1).
+    wall_friction : float
+        The walls' friction (default 1): 0 makes ball–wall contacts frictionless, with no rolling
+        friction either (ρ_ball · 0 + 0 · μ_ball).
     """
     per_side = int(per_side)
+    for name, value in (
+        ("ground_friction", ground_friction),
+        ("ground_restitution", ground_restitution),
+    ):
+        if not value > 0:
+            raise ValueError(f"{name}: expected a positive number, got {value!r}")
+    if restitution / ground_restitution > 1.0:
+        raise ValueError(
+            f"ground_restitution: expected at least restitution ({restitution}) so that the "
+            f"balls' own restitution is at most 1, got {ground_restitution}"
+        )
     cells, centres, pitch, inner, cell = _layout(text, per_side, radius, gap, wall_thickness)
     bodies = []
     xs = [c[0] for c in centres.values()]
     ys = [c[1] for c in centres.values()]
     span = max(max(xs) - min(xs), max(ys) - min(ys)) + 20.0
-    bodies.append(ground_box(span / 2, (0.5 * (max(xs) + min(xs)), 0.5 * (max(ys) + min(ys)))))
+    ground = ground_box(span / 2, (0.5 * (max(xs) + min(xs)), 0.5 * (max(ys) + min(ys))))
+    ground["material"] = {
+        **ground["material"],
+        "friction": float(ground_friction),
+        "restitution": float(ground_restitution),
+    }
+    bodies.append(ground)
     # walls: one per cell edge that borders a lit cell (shared edges once)
     lit = set(cells)
     edges = set()
     for r, c in cells:
         edges.update({("h", r, c), ("h", r + 1, c), ("v", r, c), ("v", r, c + 1)})
     half_len = 0.5 * cell + 0.5 * wall_thickness
-    wall_material = NEUTRAL_MATERIAL
+    wall_material = {**NEUTRAL_MATERIAL, "friction": float(wall_friction)}
     x_first = min(xs) - min(c for _, c in cells) * cell
     y_first = max(ys) + min(r for r, _ in cells) * cell
     for kind, r, c in sorted(edges):
@@ -125,7 +176,11 @@ def build(
                 "material": wall_material,
             }
         )
-    ball_material = material(friction, restitution, rolling_friction)
+    ball_material = material(
+        friction / ground_friction,
+        restitution / ground_restitution,
+        rolling_friction / ground_friction,
+    )
     offsets = (np.arange(per_side) - 0.5 * (per_side - 1)) * pitch
     n = 0
     for r, c in cells:

@@ -69,7 +69,9 @@ fallbacks) are stored under /diagnostics, one row per island and step under /rev
 Plausibility controls (Twigg & James §4; all off by default, which keeps the steps exact mirrors
 of the forward ones): --restitution-blend S sets a pair's restitution to 1 after an elastic
 collision and blends it back over S seconds; --angular-damping / --linear-damping C damp
-velocities backward at rate C (1/s); --attract lets constrained bodies of a stack pull on their
+velocities backward at rate C (1/s); --slip-damping C makes the slip of round bodies (balls)
+at their static supports decay backward at rate C (1/s; inf: they roll without slipping, sec. 4
+"Rolling"); --attract lets constrained bodies of a stack pull on their
 supports; --joint-unit-restitution makes contacts between jointed bodies elastic; goals only
 start bodies that are free to bounce (--no-free-to-bounce turns the test
 off); --energy-limit J stops (or, with --on-energy flag, marks) a run whose kinetic energy
@@ -183,6 +185,14 @@ def add_reverse_parser(sub) -> None:
         help="backward linear damping rate, 1/s (0)",
     )
     g.add_argument(
+        "--slip-damping",
+        type=float,
+        default=0.0,
+        metavar="C",
+        help="round bodies' slip at their static supports decays backward at rate C, 1/s "
+        "(inf: they roll without slipping; 0)",
+    )
+    g.add_argument(
         "--attract",
         action="store_true",
         help="constrained bodies may take a negative normal force (stacks hold)",
@@ -292,6 +302,7 @@ def cmd_reverse(args) -> int:
         check_positive(name.replace("_", "-"), getattr(args, name))
     for name in ("restitution_blend", "angular_damping", "linear_damping"):
         check_positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
+    check_positive("slip-damping", args.slip_damping, allow_zero=True, finite=False)
     if args.seed is not None and args.seed < 0:
         raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
     if args.samples is not None:
@@ -370,6 +381,7 @@ def cmd_reverse(args) -> int:
         angular_damping=args.angular_damping,
         linear_damping=args.linear_damping,
         joint_unit_restitution=args.joint_unit_restitution,
+        slip_damping=args.slip_damping,
     )
     options = {
         "duration": args.duration,
