@@ -173,6 +173,16 @@ ADVANCED_PIVOTS_PER_ROW = 1
 #: the shipped scenes (spelling balls: ≤ 69 rows) and of the other benchmarks (``lcp.py`` ≤ 1200;
 #: ``reverse.py`` ≤ 1276, 100 spheres with 10 bounce hints), which keep the dense path, whose
 #: arithmetic is the reference's (bit-identical answers, the tests).
+#:
+#: Large piles are statically indeterminate and their LCPs have many solutions; which one the
+#: path ends on depends on the rounding of its products. Measured on the 2695-row pile of
+#: ``benchmarks/island.py``: OpenBLAS on 2 threads instead of 1 (another summation order in
+#: the ``dgemm`` of the blocked path) takes 14 680 pivots instead of 14 674 to a basis that
+#: differs in 2 of 1313 indices; both answers verify (residual 4e-13) and differ by 9e-4 of
+#: ``max|z|`` (``w`` by 8e-4 of ``max|w|``); :data:`UPDATE_BLOCK` = 128 ends on yet another
+#: basis (14 676 pivots). Above the threshold an answer is reproducible bit for bit only
+#: with the same BLAS, thread count and block size — one reason the benchmarks set
+#: ``OPENBLAS_NUM_THREADS=1``.
 BLOCKED_MIN_ROWS = 1500
 
 #: Delayed rank-1 updates per matrix product on the blocked path: 64 makes the product

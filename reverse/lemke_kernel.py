@@ -18,11 +18,12 @@ tolerances (imported from :mod:`reverse.lemke`), on a tableau allocated once per
 Blocked path (``block > 0``; :func:`reverse.lcp.solve_lcp` uses it from
 :data:`reverse.lcp.BLOCKED_MIN_ROWS` rows): the rank-1 updates are delayed, as in blocked LU
 factorizations — pivot ``k`` stores its update ``u_k`` (a row of ``U``) and the entries
-``(B⁻¹)_r`` of the stored columns before it (a column of ``F``), every ``B⁻¹`` entry the path
-reads is taken as ``Wt − F U`` (the entering column, the ratio test's row ``r``, the rows of the
-lexicographic comparison), and every ``block`` pivots ``Wt −= F U`` is applied as one matrix
-product (BLAS ``dgemm``). Same pivots on the same quantities, rounded in another order: on the
-test problems the same pivots to the same basis (hence the same re-solved answer, bit for bit).
+``(B⁻¹)_r`` of the stored columns before it (a column of ``F``, kept as a row of ``Ft = Fᵀ``),
+every ``B⁻¹`` entry the path reads is taken as ``Wt − F U`` (the entering column, the ratio
+test's row ``r``, the rows of the lexicographic comparison), and every ``block`` pivots
+``Wt −= F U`` is applied as one matrix product (BLAS ``dgemm``). Same pivots on the same
+quantities, rounded in another order: on the test problems the same pivots to the same basis
+(hence the same re-solved answer, bit for bit).
 The flops per pivot stay ``O(m·n)`` — an explicit ``B⁻¹`` costs that — but ``Wt`` is read from
 memory once per block instead of once per pivot.
 
@@ -85,6 +86,44 @@ def _equilibrate(M, sweeps):
                 r = max(r, b)
                 cm[j] = max(cm[j], b)
             rm[i] = r
+        for i in range(n):
+            m = max(rm[i], cm[i])
+            d[i] /= np.sqrt(m if m > 0.0 else 1.0)
+    return d
+
+
+@njit(cache=True)
+def _equilibrate_sparse(M, sweeps):
+    """:func:`_equilibrate` over the nonzeros of ``M`` only, bit for bit the same ``d``: a zero
+    entry gives ``b = 0``, which never raises a maximum that starts at 0, and every other ``b``
+    is the same product (``|Mᵢⱼ|·dᵢ·dⱼ``, left to right) into the same exact maxima. For the
+    large islands of the blocked path (2% nonzero at 2695 rows: 0.13 s → a few ms)."""
+    n = M.shape[0]
+    nnz = 0
+    for i in range(n):
+        for j in range(n):
+            if M[i, j] != 0.0:
+                nnz += 1
+    ii = np.empty(nnz, dtype=np.int64)
+    jj = np.empty(nnz, dtype=np.int64)
+    vv = np.empty(nnz)
+    t = 0
+    for i in range(n):
+        for j in range(n):
+            if M[i, j] != 0.0:
+                ii[t], jj[t], vv[t] = i, j, abs(M[i, j])
+                t += 1
+    d = np.ones(n)
+    rm = np.empty(n)
+    cm = np.empty(n)
+    for _ in range(sweeps):
+        rm[:] = 0.0
+        cm[:] = 0.0
+        for t in range(nnz):
+            i, j = ii[t], jj[t]
+            b = vv[t] * d[i] * d[j]
+            rm[i] = max(rm[i], b)
+            cm[j] = max(cm[j], b)
         for i in range(n):
             m = max(rm[i], cm[i])
             d[i] /= np.sqrt(m if m > 0.0 else 1.0)
@@ -167,10 +206,10 @@ def _column(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d):
 
 
 @njit(cache=True)
-def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, nu):
+def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, nu):
     """Of the ``nt`` tied ``rows``, the one whose row of ``B⁻¹B₀ / |d|`` is lexicographically
     smallest ([2]_ §4.9; ``B₀ = I`` for a cold start), as :meth:`reverse.lemke._Basis.lexmin`.
-    ``F, U, nu``: the delayed updates of the blocked path (:func:`_pivot_blocked`; ``nu = 0``
+    ``Ft, U, nu``: the delayed updates of the blocked path (:func:`_pivot_blocked`; ``nu = 0``
     on the dense path, where ``Wt`` is current)."""
     L = np.zeros((nt, n))
     for t in range(nt):
@@ -178,7 +217,7 @@ def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, nu):
         for c in range(m):
             v = Wt[c, r]
             for k in range(nu):
-                v -= F[c, k] * U[k, r]
+                v -= Ft[k, c] * U[k, r]
             L[t, kcols[c]] = v
         if basic[r] < n:
             L[t, basic[r]] = 1.0
@@ -219,15 +258,15 @@ def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, nu):
 
 
 @njit(cache=True)
-def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, F, U, nu, g):
+def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g):
     """:func:`_column` on the blocked path: the stored columns of ``B⁻¹`` are the rows of
-    ``Wt − F[:, :nu] U[:nu]`` (``nu`` delayed rank-1 updates, :func:`_pivot_blocked`)."""
+    ``Wt − Ftᵀ[:, :nu] U[:nu]`` (``nu`` delayed rank-1 updates, :func:`_pivot_blocked`)."""
     if var < n:
         c = colpos[var]
         for i in range(n):
             d[i] = Wt[c, i]
         for k in range(nu):
-            f = F[c, k]
+            f = Ft[k, c]
             if f != 0.0:
                 for i in range(n):
                     d[i] -= f * U[k, i]
@@ -244,7 +283,7 @@ def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, F, U, nu, g):
             for i in range(n):
                 d[i] += f * row[i]
             for k in range(nu):
-                g[k] += f * F[c, k]
+                g[k] += f * Ft[k, c]
     for k in range(nu):
         f = g[k]
         if f != 0.0:
@@ -258,9 +297,10 @@ def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, F, U, nu, g):
 
 
 @njit(cache=True)
-def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F, U, nu, fc):
+def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, nu, fc):
     """:func:`_pivot` with the rank-1 update of ``B⁻¹`` delayed: ``u`` becomes row ``nu`` of
-    ``U`` and the current ``(B⁻¹)_r`` on the stored columns column ``nu`` of ``F``; the caller
+    ``U`` and the current ``(B⁻¹)_r`` on the stored columns row ``nu`` of ``Ft`` (``F``
+    transposed, so that this row and the sums below run over contiguous memory); the caller
     applies the ``F U`` block to ``Wt`` (:func:`_flush`) every ``U.shape[0]`` pivots. Returns
     ``(leaving, m, nu)``."""
     dr = d[r]
@@ -272,13 +312,20 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
         for i in range(n):
             u[i] = d[i] / dr
         u[r] -= 1.0 / dr
-        for c in range(m):  # the current (B⁻¹)_r entries, before this update
-            v = Wt[c, r]
-            for k in range(nu):
-                v -= F[c, k] * U[k, r]
-            fc[c] = v
+        # the current (B⁻¹)_r entries, before this update: fc[c] = Wt[c, r] − Σ_k F[c, k] U[k, r]
+        # with k ascending for every c (the same roundings as one sum per c), swept over c for
+        # each k so that the loop runs over contiguous rows of Ft (it vectorizes; one sum per c
+        # is a chain of nu dependent subtractions)
         for c in range(m):
-            F[c, nu] = fc[c]
+            fc[c] = Wt[c, r]
+        for k in range(nu):
+            urk = U[k, r]
+            fk = Ft[k]
+            for c in range(m):
+                fc[c] -= fk[c] * urk
+        fn = Ft[nu]
+        for c in range(m):
+            fn[c] = fc[c]
         for i in range(n):
             U[nu, i] = u[i]
         nu += 1
@@ -288,8 +335,8 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
         for i in range(n):
             row[i] = -d[i] / dr
         row[r] += 1.0 + 1.0 / dr
-        for k in range(F.shape[1]):
-            F[m, k] = 0.0
+        for k in range(Ft.shape[0]):
+            Ft[k, m] = 0.0
         kcols[m] = leaving
         colpos[leaving] = m
         wpos[leaving] = -1
@@ -299,8 +346,8 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
         if c != last:
             for i in range(n):
                 Wt[c, i] = Wt[last, i]
-            for k in range(F.shape[1]):
-                F[c, k] = F[last, k]
+            for k in range(Ft.shape[0]):
+                Ft[k, c] = Ft[k, last]
             kcols[c] = kcols[last]
             colpos[kcols[c]] = c
         colpos[entering] = -1
@@ -311,15 +358,23 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
 
 
 @njit(cache=True)
-def _flush(m, Wt, F, U, T):
+def _flush(m, Wt, Ft, U, T, Fb):
     """``Wt[:m] −= F[:m] U``: the delayed rank-1 updates as one matrix product (BLAS ``dgemm``
     in row blocks of ``T.shape[0]``), so ``Wt`` streams through memory once per block of pivots
-    instead of once per pivot."""
+    instead of once per pivot. ``F = Ftᵀ``: each row block is copied into the C-contiguous
+    scratch ``Fb`` first (exact), so the product is the same ``dgemm`` call on the same
+    operands as with ``F`` stored row-major."""
     rb = T.shape[0]
+    kb = Ft.shape[0]
     for c0 in range(0, m, rb):
         c1 = min(m, c0 + rb)
+        Fblk = Fb[: c1 - c0]
+        for k in range(kb):
+            fk = Ft[k]
+            for c in range(c0, c1):
+                Fblk[c - c0, k] = fk[c]
         P = T[: c1 - c0]
-        np.dot(F[c0:c1], U, P)
+        np.dot(Fblk, U, P)
         for c in range(c0, c1):
             row = Wt[c]
             prow = P[c - c0]
@@ -328,7 +383,7 @@ def _flush(m, Wt, F, U, T):
 
 
 @njit(cache=True)
-def _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
+def _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x, rows_only):
     """Recompute the stored columns of ``B⁻¹`` and ``x = B⁻¹q`` from scratch; False if ``B`` is
     singular.
 
@@ -337,6 +392,14 @@ def _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
     rows of ``B⁻¹[:, K]`` at ``Z`` are ``C⁻¹`` and those at the positions of the basic ``w`` are
     ``−B[R, Z] C⁻¹`` (every other column of ``B`` is a unit vector). ``O(m³ + n m²)`` instead of
     ``O(n³)``: at 2695 rows and m ≈ 1300 about a quarter of the flops.
+
+    ``rows_only`` (the blocked path): the product ``B[:, Z] C⁻¹`` is taken over the rows ``R``
+    only (its rows ``K`` are the identity and are never read), ``O(m³ + (n − m) m²)``: each entry
+    is the same ``dgemm`` dot product as over all rows — bit for bit on the 2695- and 1630-row
+    piles of ``benchmarks/island.py`` (the same path and basis, tested). At 2695 rows (m = 1313)
+    the product costs 0.07 s instead of 0.14 s and the refactor 0.32–0.35 s instead of 0.36–0.43
+    s (CPU, loaded machine; ``inv(C)``, 0.135 s, is now the larger part). The dense path keeps
+    the full product (its arithmetic is the reference's).
     """
     pz = np.empty(m, dtype=np.int64)
     k = 0
@@ -347,11 +410,15 @@ def _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
     if k != m:
         return False
     BZ = np.empty((n, m))  # the columns of B at Z: −M[:, j] for z_j, −a0 for z0
+    vb = np.empty(m, dtype=np.int64)
     for b in range(m):
-        var = basic[pz[b]]
-        col = a0 if var == 2 * n else Mt[var - n]
+        vb[b] = basic[pz[b]]
+    for b0 in range(0, m, 32):  # 32 columns at a time: rows of BZ written contiguously
+        b1 = min(m, b0 + 32)
         for i in range(n):
-            BZ[i, b] = -col[i]
+            for b in range(b0, b1):
+                v = vb[b]
+                BZ[i, b] = -(a0[i] if v == 2 * n else Mt[v - n, i])
     C = np.empty((m, m))
     qK = np.empty(m)
     for a in range(m):
@@ -364,13 +431,31 @@ def _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
         return False
     if not np.all(np.isfinite(Cinv)):
         return False
-    G = BZ @ Cinv
     xZ = Cinv @ qK
     xR = q - BZ @ xZ
-    for a in range(m):
+    if rows_only:
+        nr = n - m  # the rows R of the basic w (k == m above: exactly n − m)
+        rows = np.empty(nr, dtype=np.int64)
+        BR = np.empty((nr, m))
+        t = 0
         for i in range(n):
             if wpos[i] >= 0:
-                Wt[a, wpos[i]] = -G[i, a]
+                rows[t] = wpos[i]
+                BR[t] = BZ[i]
+                t += 1
+        G = BR @ Cinv
+        for t in range(nr):
+            g = G[t]
+            p = rows[t]
+            for a in range(m):
+                Wt[a, p] = -g[a]
+    else:
+        G = BZ @ Cinv
+        for a in range(m):
+            for i in range(n):
+                if wpos[i] >= 0:
+                    Wt[a, wpos[i]] = -G[i, a]
+    for a in range(m):
         for b in range(m):
             Wt[a, pz[b]] = Cinv[b, a]
     for i in range(n):
@@ -453,9 +538,10 @@ def lemke_path(Ms, q, cap, J0, block):
     idx = np.empty(n, dtype=np.int64)
     refactor_every = max(REFACTOR_MIN, n)
     kb = max(block, 0)
-    F = np.zeros((n if kb else 0, kb))  # delayed updates (blocked path): B⁻¹ rows = Wt − F U
+    Ft = np.zeros((kb, n if kb else 0))  # delayed updates (blocked path): B⁻¹ rows = Wt − Ftᵀ U
     U = np.zeros((kb, n if kb else 0))
     T = np.empty((min(n, _FLUSH_ROWS) if kb else 0, n if kb else 0))
+    Fb = np.empty((min(n, _FLUSH_ROWS) if kb else 0, kb))
     g = np.empty(kb)
     fc = np.empty(n if kb else 0)
     nu = 0
@@ -470,7 +556,11 @@ def lemke_path(Ms, q, cap, J0, block):
         if x[i] <= qmin + TIE_RTOL * abs(qmin):
             idx[nt] = i
             nt += 1
-    r = idx[0] if nt == 1 else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, 0)
+    r = (
+        idx[0]
+        if nt == 1
+        else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, 0)
+    )
     leaving, m = _pivot(r, d, u, z0, n, m, x, Wt, kcols, colpos, wpos, basic)
     entering = leaving + n if leaving < n else leaving - n  # a warm start's z may leave first
     pivots = since = 1
@@ -479,11 +569,11 @@ def lemke_path(Ms, q, cap, J0, block):
             return MAX_PIVOTS, _zpart(x, basic, n), _basis(basic, n), pivots
         if since >= refactor_every:
             since = 0
-            if not _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x):
+            if not _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x, kb > 0):
                 return FAILED, _zpart(x, basic, n), _basis(basic, n), pivots
             nu = 0  # Wt recomputed from scratch: no delayed update left
         if kb:
-            _column_blocked(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, F, U, nu, g)
+            _column_blocked(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g)
         else:
             _column(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d)
         dmax = 0.0
@@ -524,14 +614,14 @@ def lemke_path(Ms, q, cap, J0, block):
             r = (
                 idx[0]
                 if nt == 1
-                else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, F, U, nu)
+                else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, nu)
             )
         if kb:
             leaving, m, nu = _pivot_blocked(
-                r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F, U, nu, fc
+                r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, nu, fc
             )
             if nu == kb:
-                _flush(m, Wt, F, U, T)
+                _flush(m, Wt, Ft, U, T, Fb)
                 nu = 0
         else:
             leaving, m = _pivot(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic)
@@ -647,7 +737,7 @@ def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol, block
                 return NOT_FINITE, np.zeros(n), w, empty, 0, np.inf, -1
     if n == 0 or q.min() >= 0.0:  # z = 0, w = q: exact
         return SOLVED, np.zeros(n), w, empty, 0, 0.0, 0
-    d = _equilibrate(M, sweeps)
+    d = _equilibrate(M, sweeps) if block == 0 else _equilibrate_sparse(M, sweeps)
     Mh = np.empty((n, n))
     qh = np.empty(n)
     S = _TINY
