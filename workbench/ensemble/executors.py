@@ -95,23 +95,37 @@ class Starting:
     """Starts the workers of ``ex`` from a thread: ``fn`` submitted ``count`` times.
 
     The first task submitted to a forkserver pool blocks the caller until the fork server has
-    imported its preload (≈ 1.1 s of CPU: ``multiprocessing`` reads the new worker's pid from
+    imported its preload (≈ 0.7 s of CPU: ``multiprocessing`` reads the new worker's pid from
     the server, which answers only once the imports are done), and each later one until its
     worker is forked. From a thread, this process does other work meanwhile: the thread waits
     in a read, without the GIL.
+
+    ``then``: more calls ``(fn, *args)`` submitted by the thread after those, without
+    waiting for them (work for the workers once they are up); their futures are in
+    :attr:`then_futures`, in order.
     """
 
-    def __init__(self, ex, count: int, fn):
+    def __init__(self, ex, count: int, fn, then: tuple = ()):
         self.futures: list[cf.Future] = []
+        self.then_futures: list[cf.Future] = []
         self._thread = threading.Thread(
-            target=self._submit, args=(ex, count, fn), name="workbench-pool-start", daemon=True
+            target=self._submit,
+            args=(ex, count, fn, then),
+            name="workbench-pool-start",
+            daemon=True,
         )
         self._thread.start()
 
-    def _submit(self, ex, count: int, fn) -> None:
+    def _submit(self, ex, count: int, fn, then: tuple) -> None:
         with contextlib.suppress(BaseException):  # a broken pool says so at its next use
             for _ in range(count):
                 self.futures.append(ex.submit(fn))
+            for call in then:
+                self.then_futures.append(ex.submit(*call))
+
+    def join(self) -> None:
+        """Wait until every call is submitted."""
+        self._thread.join()
 
     @property
     def submitting(self) -> bool:
@@ -138,8 +152,8 @@ def _pool(workers: int) -> cf.ProcessPoolExecutor:
     # forkserver: workers fork from a clean server process, never from a driver that holds an
     # open HDF5 file or had a PyBullet client
     ctx = mp.get_context("forkserver")
-    # what every task needs, imported once in the server (scipy.optimize alone takes ≈ 1 s); the
-    # same list for every pool of this process, which share the server
+    # what every task needs, imported once in the server (≈ 0.7 s of CPU, preload's docstring);
+    # the same list for every pool of this process, which share the server
     ctx.set_forkserver_preload(["workbench.ensemble.preload"])
     return cf.ProcessPoolExecutor(
         max_workers=workers,
@@ -318,18 +332,24 @@ def _probe_scheduler(address: str) -> None:
         raise OSError(f"what answered is not a Dask scheduler ({type(exc).__name__})") from None
 
 
-def bounded_map(ex, fn, args: tuple, todo: Iterable, workers: int):
-    """Submit ``fn(*args, i)`` for each item ``i`` of ``todo`` with at most
-    :data:`IN_FLIGHT_PER_WORKER` per worker in flight; yield the results as they complete."""
-    window = max(1, IN_FLIGHT_PER_WORKER * max(workers, 1))
-    pending: set = set()
+def bounded_map(
+    ex, fn, args: tuple, todo: Iterable, workers: int, *, started=(), in_flight: int | None = None
+):
+    """Submit ``fn(*args, i)`` for each item ``i`` of ``todo`` with at most ``in_flight`` (default
+    :data:`IN_FLIGHT_PER_WORKER`) per worker in flight; yield the results as they complete.
+
+    ``started``: futures already submitted (counted in flight); their results are yielded too.
+    """
+    per_worker = IN_FLIGHT_PER_WORKER if in_flight is None else in_flight
+    window = max(1, per_worker * max(workers, 1))
+    pending: set = set(started)
     try:
         for i in todo:
-            pending.add(ex.submit(fn, *args, i))
-            if len(pending) >= window:
+            while len(pending) >= window:
                 finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for fut in finished:
                     yield fut.result()
+            pending.add(ex.submit(fn, *args, i))
         while pending:
             finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for fut in finished:

@@ -2,8 +2,11 @@
 
 Imported by the forkserver of a process pool (``executor_for``) and by Dask workers started
 with ``--preload workbench.ensemble.preload`` (``local_dask_cluster``, ``docs/ensembles.md``), so
-the imports (scipy.optimize by the random-body models, PyBullet, h5py, pydantic: ≈ 1.2 s of
-CPU) happen once per pool or before a cluster takes work, not in the first task of every worker.
+the imports happen once per pool or before a cluster takes work, not in the first task of every
+worker: ≈ 0.7 s of CPU (measured 2026-11-27; ``python -X importtime -c "import
+workbench.ensemble.preload"``), mostly scipy.special (≈ 30%, for the random-body models), numpy,
+the scene model (pydantic, scipy.spatial's rotations), h5py and PyBullet; scipy.optimize is
+imported only by a draw that needs it (``uncertainty.centre_of_mass``).
 """
 
 from __future__ import annotations

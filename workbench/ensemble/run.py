@@ -11,7 +11,10 @@ sizes and the order in which tasks finish.
 Tasks: consecutive realizations worth :data:`TASK_SECONDS` each (:func:`run_chunk`); a worker
 keeps the scene of the :class:`Recipe` and its engine across tasks, and returns its
 realizations checked and packed, their chunks already compressed
-(:class:`~workbench.store.schema.PackedRows`).
+(:class:`~workbench.store.schema.PackedRows`). The first realization of each worker is submitted
+before the store exists (while this process runs the nominal realization) and comes back
+:class:`Unpacked`; this process packs it with the same code. Realizations longer than
+:data:`LONG_TASK_SECONDS` are one per task, one task in flight per worker.
 
 Crash safety: only this (driver) process writes, the bytes the workers made. Realizations are
 written in index order, in batches, each with the store's two-phase flush, so a killed ensemble
@@ -28,6 +31,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import hashlib
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -94,6 +98,11 @@ TASK_SECONDS = 0.5
 #: more tasks.
 STARTUP_TASK_SECONDS = 0.1
 
+#: Seconds per realization (by the latest estimate) from which a parallel run keeps one task in
+#: flight per worker rather than :data:`IN_FLIGHT_PER_WORKER`: such a task is one realization,
+#: hundreds of times the executor's latency per task (≈ 2 ms on Dask).
+LONG_TASK_SECONDS = 2 * TASK_SECONDS
+
 #: Realizations per task at most: bounds what a task holds in memory (≈ 20 kB per realization
 #: of random_box, compressed) for realizations of micro-seconds.
 MAX_TASK_REALIZATIONS = 1024
@@ -105,6 +114,22 @@ MAX_TASK_REALIZATIONS = 1024
 #: realizations 50% slower with it). On the idle machine (2026-11-27, docs/ensembles.md) it lost
 #: 10% on a 12 s random_box run and won 8% on a 70 s one; 30 s sits between.
 HELPER_MIN_SECONDS = 30.0
+
+#: Share of a realization's time that compressing it takes (measured on the nominal run) from
+#: which a serial run has the helper process compress: below, the writer thread's compression
+#: costs less than the helper's start. Measured (2026-11-27, busy machine, shuffle + zlib-4):
+#: random_box 0.8 ms of a 15 ms realization (5%), the five-body scene 3.8 ms of 2.4 s (0.16%).
+HELPER_MIN_SHARE = 0.01
+
+#: ``sys.setswitchinterval`` while a serial run's writer thread runs, s (Python's default: 5 ms).
+#: PyBullet's calls keep the GIL, so the thread gets it back only when the interpreter takes it
+#: from the realizations, after this interval, and it needs it back after each zlib call (which
+#: lets go of it) and each HDF5 write, ≈ 10 times per realization: at 5 ms it lags (up to 50 ms
+#: per 8 ms random_box realization), its queue fills and the realizations wait while it catches
+#: up, alone, so its compression is not done in parallel; at 0.2 ms it keeps up. Measured on a
+#: busy machine (A/B interleaved, random_box): the writer's wall time per realization 12-21 ms
+#: at 5 ms, 9 ms at 0.2 ms, for the same CPU (1.4-1.7 ms), the realizations not slower.
+SERIAL_SWITCH_SECONDS = 2e-4
 
 #: Tasks waiting for the writer thread of a serial run. A task's trip through the helper process
 #: that compresses it takes a few dozen GIL turns (pickles written and read in 64 kB pieces), each
@@ -262,9 +287,10 @@ def run_chunk(recipe: Recipe, indices: tuple[int, ...]):
     PackedRows
         Their rows, filtered into the store's chunk bytes (:func:`workbench.store.schema.pack`),
         status and message (failures included), and the seconds spent.
-    """
-    from workbench.store.schema import pack
 
+    With ``recipe.schema`` None (a task submitted before the store exists), returns
+    :class:`Unpacked` realizations, which the driver packs.
+    """
     t0 = time.perf_counter()
     scene = _WORKER_SCENES.get(recipe.scene_key)
     if scene is None:
@@ -272,11 +298,32 @@ def run_chunk(recipe: Recipe, indices: tuple[int, ...]):
         scene = _WORKER_SCENES[recipe.scene_key] = recipe.scene
     items = []
     for i in indices:
-        traj = _run_one(scene, recipe.force, recipe.entropy, i, recipe.sampler)
-        items.append((i, _conform(traj, recipe.schema)))
-    packed = pack(recipe.schema, items, "ensemble", recipe.filters)
+        items.append((i, _run_one(scene, recipe.force, recipe.entropy, i, recipe.sampler)))
+    if recipe.schema is None:
+        return Unpacked(items, time.perf_counter() - t0)
+    packed = _pack(recipe.schema, items, recipe.filters)
     packed.seconds = time.perf_counter() - t0
     return packed
+
+
+def _pack(schema, items: list, filters):
+    from workbench.store.schema import pack
+
+    return pack(schema, [(i, _conform(traj, schema)) for i, traj in items], "ensemble", filters)
+
+
+@dataclass
+class Unpacked:
+    """Realizations run before the store's schema was known: ``items`` are ``(i, trajectory)``,
+    ``seconds`` their time. :meth:`pack` gives what :func:`run_chunk` would have returned."""
+
+    items: list
+    seconds: float
+
+    def pack(self, schema, filters):
+        packed = _pack(schema, self.items, filters)
+        packed.seconds = self.seconds
+        return packed
 
 
 _WORKER_SCENES: dict[str, Any] = {}
@@ -352,6 +399,9 @@ class EnsembleResult:
         Index -> status and message, for realizations of this call that did not finish "ok".
     wall_seconds : float
         Wall time of this call.
+    cpu_seconds : float
+        CPU time of this process over the same span (all its threads; not its workers' or
+        helper's).
     task_seconds : float
         Sum over realizations of the time each took inside its worker.
     entropy : int
@@ -365,6 +415,7 @@ class EnsembleResult:
     ran: int
     failed: dict[int, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
     task_seconds: float = 0.0
     entropy: int = 0
     peak_waiting: int = 0
@@ -458,7 +509,7 @@ def run_ensemble(
 
     check_run_size(scene, ref.force)  # once, before anything runs: not n failed realizations
     provenance = _provenance(scene)
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), time.process_time()
     with contextlib.ExitStack() as stack:
         # one writer per file: held until the store is closed (exit order is LIFO)
         stack.enter_context(OutputLock(out))
@@ -478,13 +529,25 @@ def run_ensemble(
         # (by a helper process) and writes them; otherwise the workers compress, in parallel
         behind = in_process(ex)
         parallel = getattr(ex, "workbench_workers", None) or workers
-        # a pool's processes start now (its fork server imports for ≈ 1 s of CPU), while this
-        # one runs the nominal realization and creates the file
-        ready = None if behind else Starting(ex, parallel, worker_ready)
+        if not resume and entropy is None:
+            entropy = int(np.random.SeedSequence().entropy)
+        scene_key = hashlib.sha256(scene_to_json(scene).encode()).hexdigest()
+        # a pool's processes start now (its fork server imports for ≈ 0.7 s of CPU), while this
+        # one runs the nominal realization and creates the file; then, before the file exists,
+        # the workers run the first realizations, one each (the driver packs them once it knows
+        # the store's schema: :class:`Unpacked`), instead of waiting for the nominal run
+        # (≈ 2 s for the five-body scene, a tenth of a 20-realization run on 2 workers)
+        early = todo[:parallel] if not (behind or resume) else todo[:0]
+        unpacked = Recipe(scene, scene_key, ref.force, entropy, None, None, sampler)
+        ready = (
+            None
+            if behind
+            else Starting(
+                ex, parallel, worker_ready, tuple((run_chunk, unpacked, (int(i),)) for i in early)
+            )
+        )
         nominal_seconds = None  # the time of one realization, when measured (not on resume)
         if not resume:
-            if entropy is None:
-                entropy = int(np.random.SeedSequence().entropy)
             _, nominal, nominal_seconds = run_realization(ref, entropy, NOMINAL_INDEX)
             _close_engine()  # no PyBullet client in the driver while worker processes start
             if nominal.status != "ok":
@@ -508,9 +571,13 @@ def run_ensemble(
         filters = store.chunk_filters()
         compressing = filters is not None and filters.level is not None
         # serially, a process compresses behind this one, in runs long enough to gain from it
-        # (by the nominal run's time; a resumed run is taken as long)
+        # (by the nominal run's time; a resumed run is taken as long), whose compression is
+        # not negligible (measured on the nominal run's rows)
         work = None if nominal_seconds is None else nominal_seconds * len(todo)
-        helped = behind and compressing and (work is None or work >= HELPER_MIN_SECONDS)
+        helped = behind and compressing
+        if helped and work is not None:
+            share = _compression_seconds(store.schema, nominal, filters) / nominal_seconds
+            helped = work >= HELPER_MIN_SECONDS and share >= HELPER_MIN_SHARE
         helper = stack.enter_context(_helper(helper_process() if helped else None))
         result = EnsembleResult(path=out, n_realizations=n, ran=len(todo), entropy=entropy)
         done = n - len(todo)
@@ -530,18 +597,22 @@ def run_ensemble(
         )
         recipe = Recipe(
             scene=scene,
-            scene_key=hashlib.sha256(scene_to_json(scene).encode()).hexdigest(),
+            scene_key=scene_key,
             force=ref.force,
             entropy=entropy,
             schema=store.schema,
             filters=None if behind else store.chunk_filters(),
             sampler=sampler,
         )
+        if behind:  # the writer thread gets the GIL back sooner (SERIAL_SWITCH_SECONDS)
+            stack.enter_context(_switch_interval(SERIAL_SWITCH_SECONDS))
         sink = stack.enter_context(_Sink(writer, filters, behind, helper))
         timing = _Timing(nominal_seconds)
-        tasks = _tasks(todo, parallel, timing)
+        tasks = _tasks(todo[len(early) :], parallel, timing)
 
         def finished(packed) -> None:
+            if isinstance(packed, Unpacked):  # an early task: packed here, as a worker would
+                packed = packed.pack(store.schema, recipe.filters)
             timing.add(len(packed), packed.seconds)
             result.task_seconds += packed.seconds
             for j, status in enumerate(packed.status):
@@ -559,12 +630,28 @@ def run_ensemble(
                 finished(run_chunk(recipe, chunk))
             timing.task_seconds = TASK_SECONDS
             _close_engine()
-        for packed in bounded_map(ex, run_chunk, (recipe,), tasks, parallel):
+            ready.join()
+            # an early task the thread could not submit (the pool broke?) goes first, the usual
+            # way (which raises if the executor is broken): none is lost
+            missing = [(int(i),) for i in early[len(ready.then_futures) :]]
+            tasks = itertools.chain(missing, tasks)
+        per = timing.per_realization
+        # realizations longer than a task's target, one per task: one task in flight per worker,
+        # as a Dask scheduler assigns a task to a worker when it is submitted, and a second one
+        # queued behind a long realization would be run late at the end while another worker
+        # idles (the pool's workers take their tasks from one queue: the same either way)
+        long = per is not None and per >= LONG_TASK_SECONDS
+        started = () if ready is None else ready.then_futures
+        in_flight = 1 if long else None
+        for packed in bounded_map(
+            ex, run_chunk, (recipe,), tasks, parallel, started=started, in_flight=in_flight
+        ):
             finished(packed)
         sink.finish()
         result.peak_waiting = sink.peak_waiting
         writer.flush()
     result.wall_seconds = time.perf_counter() - t_start
+    result.cpu_seconds = time.process_time() - cpu_start
     return result
 
 
@@ -804,6 +891,29 @@ def _first_difference(a, b, keys: tuple):
 def _short(value) -> str:
     text = value if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _compression_seconds(schema, traj: Trajectory, filters) -> float:
+    """Seconds that filtering ``traj``'s per-record rows into chunks takes here."""
+    _, rows = schema.rows(traj, "nominal")
+    t0 = time.perf_counter()
+    for name, row in rows.items():
+        if not name.startswith("params/"):
+            filters.encode(row)
+    return time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def _switch_interval(seconds: float):
+    """``sys.setswitchinterval(seconds)`` within the block (the previous value after it)."""
+    import sys
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(seconds)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _close_engine() -> None:
