@@ -81,7 +81,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--hints",
         default="slide",
-        help="'slide' (default: random direction, 0-1.5 m/s, on the moving body), 'none', "
+        help="'slide' (default: random direction, 0-1.5 m/s, on the moving body), 'slide-rest' "
+        "(the same after a final rest drawn from the table's forward runs: at: rest), 'none', "
         "or a hints (distribution) file",
     )
     ap.add_argument("--out", help="also write the figures and JSON to this folder")
@@ -90,20 +91,34 @@ def main(argv=None) -> int:
         action="store_true",
         help="backward runs as the particle filter of reverse/smc.py (a table of kind energy)",
     )
+    ap.add_argument(
+        "--persist",
+        action="store_true",
+        help="contact persistence for box-box pairs (reverse/contacts.py, persist)",
+    )
     ap.add_argument("--smc-beta", type=float, help="tempering of the filter (default 0.3)")
-    ap.add_argument("--smc-scheme", choices=("potential", "match"), default="potential")
+    ap.add_argument("--smc-scheme", choices=("potential", "match", "ratio"), default="potential")
     args = ap.parse_args(argv)
 
     path = find_scene(args.scene)
     scene = load_scene(path)
     model = load_model(find_data(args.table, what="contact-transition table"))
     body = next(b.name for b in scene.bodies if not b.fixed)
-    if args.hints == "slide":
+    rest = None
+    if args.hints in ("slide", "slide-rest"):
+        at = {"at": "rest"} if args.hints == "slide-rest" else {}
         dist = parse_hint_distribution(
             {"hints": [{"body": body, "slide": {"direction": "random",
-                                                "speed": {"uniform": [0.0, MAX_SLIDE]}}}]},
+                                                "speed": {"uniform": [0.0, MAX_SLIDE]}}, **at}]},
             scene.body_names,
         )  # fmt: skip
+        if at:
+            from reverse.semi_markov import FinalRest
+
+            if model.hazards is None:
+                print("--hints slide-rest needs a semi-Markov or energy table", file=sys.stderr)
+                return 2
+            rest = FinalRest(model.hazards, state=3)  # the shipped shapes rest on a face
     elif args.hints == "none":
         dist = None
     else:
@@ -114,6 +129,7 @@ def main(argv=None) -> int:
         f"{path.name} with {args.table}: {args.n} forward + {args.n} forward + {args.n} backward "
         f"runs of {duration:g} s at dt = {dt:.6g} s, seed {args.seed}, {args.workers} workers, "
         f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
+        f"{', contact persistence' if args.persist else ''}"
     )
     t0 = time.perf_counter()
     run = measure(
@@ -123,8 +139,9 @@ def main(argv=None) -> int:
         seed=args.seed,
         dt=dt,
         duration=duration,
-        variation=RunVariation(heading=True, hints=dist),
+        variation=RunVariation(heading=True, hints=dist, rest=rest),
         workers=args.workers,
+        options={"persist_contacts": True} if args.persist else None,
         smc=args.smc,
         smc_options={
             "scheme": args.smc_scheme,

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uncertainty.smc import QuantileLaw, histogram_log_ratio
+from uncertainty.smc import (
+    MIN_TAIL,
+    QUANTILE_LEVELS,
+    TAIL_SHARE,
+    QuantileLaw,
+    histogram_log_ratio,
+)
 
 __all__ = [
     "BIN_WIDTH",
@@ -47,6 +53,12 @@ __all__ = [
 #: shipped block at 1 m/s lasts 0.2 s, so a bin sees each flight several times, and 200 throws
 #: give ~2400 records per bin for the quantiles.
 BIN_WIDTH = 0.05
+
+#: Bins per feature of :meth:`EnergyLaw.ratio_log_weights` (quintiles of the forward law): with
+#: 200 particles about 40 per bin, so the population's share of a bin is known to ~15%; the 20
+#: bins of the stored quantiles left 2 particles per bin at n = 40 and the ``match`` scheme
+#: collapsed on that noise (docs/reverse.md, "Energy-consistent pasts").
+RATIO_LEVELS = 5
 
 
 def specific_energy(kinetic, mass: float, gravity: float, height, height_end: float) -> np.ndarray:
@@ -117,6 +129,68 @@ class EnergyLaw:
         k = min(max(int(reverse_time / self.energy.bin_width), 0), len(self.states) - 1)
         freq = (np.bincount(c, minlength=self.states.shape[1]) + 0.5) / (c.size + 2.0)
         return out + np.log(self.states[k][c]) - np.log(freq[c])
+
+    def ratio_log_weights(
+        self, reverse_time: float, energy, spin, state, weights, levels: int = RATIO_LEVELS
+    ) -> np.ndarray:
+        """Log of the importance ratio ``p_forward(x) / q_backward(x)`` per member of a weighted
+        population of backward states at ``τ`` (the particle filter's scheme ``ratio``,
+        :mod:`reverse.smc`): ``q_backward`` is the population's own weighted histogram — the law
+        the backward model proposes at ``τ`` — on coarse bins cut at the forward quantiles of
+        levels ``0, 1/levels, …, 1`` (an atom, the energy 0 of a body at rest, one bin), and the
+        sum over energy, spin and contact state is taken (the features independent given
+        ``τ``). Multiplying each member's weight by it moves the weighted population's share in
+        every bin of each feature to the forward one (Doucet & Johansen 2011 §2, the importance
+        weight of a density ratio): a state the backward model already proposes as often as
+        forward runs have it — resting on a face — is not rewarded, one it proposes too rarely
+        is.
+
+        Both shares get half a count per bin (Jeffreys), the population's with its effective
+        size ``1 / Σ w²`` (so a few heavy members do not make a bin look certain), the forward
+        one with :attr:`runs`. Beyond the forward range the ratio also falls as ``exp(−d/s)``
+        (:meth:`uncertainty.smc.QuantileLaw.log_density`'s tails), so far-out members stay
+        ordered.
+
+        Parameters
+        ----------
+        reverse_time : float
+            τ, s.
+        energy, spin, state : ndarray, shape (n,)
+            As for :meth:`population_log_weights`.
+        weights : ndarray, shape (n,)
+            Normalised weights of the members (summing to 1).
+        levels : int
+            Bins per feature inside the forward range (a divisor of 20).
+        """
+        w = np.asarray(weights, dtype=float)
+        n_eff = 1.0 / float(np.sum(w * w)) if np.sum(w) > 0 else 1.0
+        out = np.zeros(w.shape)
+        for law, x in (
+            (self.energy, np.log1p(np.maximum(np.asarray(energy, dtype=float), 0.0))),
+            (self.spin, np.log1p(np.maximum(np.asarray(spin, dtype=float), 0.0))),
+        ):
+            q = law.row(reverse_time)
+            if np.isnan(q[0]):
+                continue
+            step = (len(q) - 1) // levels
+            cut = q[::step]
+            edges = np.unique(cut)
+            cdf = np.array([QUANTILE_LEVELS[::step][cut == u].max() for u in edges])
+            p_ref = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+            k = np.searchsorted(edges, x, side="left")
+            p_smp = np.bincount(k, weights=w, minlength=p_ref.size)
+            nb = p_ref.size
+            p_ref = (p_ref * self.runs + 0.5) / (self.runs + 0.5 * nb)
+            p_smp = (p_smp * n_eff + 0.5) / (n_eff + 0.5 * nb)
+            span = q[-2] - q[1] if q[-2] > q[1] else max(q[-1] - q[0], 1e-12)
+            scale = max(TAIL_SHARE * span, MIN_TAIL)
+            out += np.log(p_ref[k]) - np.log(p_smp[k])
+            out -= np.maximum(x - q[-1], 0.0) / scale + np.maximum(q[0] - x, 0.0) / scale
+        c = np.clip(np.asarray(state, dtype=np.int64), 0, self.states.shape[1] - 1)
+        kb = min(max(int(reverse_time / self.energy.bin_width), 0), len(self.states) - 1)
+        freq = np.bincount(c, weights=w, minlength=self.states.shape[1])
+        freq = (freq * n_eff + 0.5) / (n_eff + 2.0)
+        return out + np.log(self.states[kb][c]) - np.log(freq[c])
 
     def inside_throws(self, speed: float, spin: float) -> bool:
         """Whether an earliest state is no faster (linear and angular) than the fastest throw."""

@@ -35,7 +35,10 @@ of a direction::
 
 ``random`` is a direction uniform on the circle perpendicular to gravity
 (:meth:`HintsDistribution.draw`); ``{uniform: [lo, hi]}`` a value uniform in that range (both
-ends checked like a fixed value).
+ends checked like a fixed value); ``at: rest`` a time drawn from the forward runs' final rest
+(the dwell of the final rest of a semi-Markov table, :meth:`reverse.semi_markov.DwellHazards.
+sample_dwell`; ``workbench markov compare`` and ``benchmarks/plausibility.py`` pass the table's):
+a body that slid into its rest has rested that long before the slide's backward step.
 :func:`parse_hint_distribution` reads such files, :func:`load_hints` refuses them (a single run
 has nothing to draw them with).
 
@@ -74,6 +77,9 @@ __all__ = [
 ]
 
 _KINDS = ("slide", "bounce", "roll", "free")
+
+#: ``at: rest`` in a hints distribution: drawn from the forward runs' final rest (module doc).
+REST = "rest"
 
 #: Largest hint speed (slide, roll, bounce), m/s. The contact laws of the stepper (Newton
 #: restitution, Coulomb friction, rigid bodies) describe impacts and sliding far below the speed
@@ -193,7 +199,9 @@ def _parse_items(data, body_names, source: str, random_ok: bool) -> list[dict]:
         if len(kinds) != 1:
             raise SceneError(source, loc, "expected exactly one of " + ", ".join(_KINDS))
         kind = kinds[0]
-        at = _value(source, f"{loc}.at", item.get("at", 0.0), _any_number, random_ok)
+        at = item.get("at", 0.0)
+        if not (random_ok and at == REST):
+            at = _value(source, f"{loc}.at", at, _any_number, random_ok)
         spec = item[kind]
         entry = {"body": body, "kind": kind, "direction": np.zeros(3), "at": at, "where": loc}
         if kind == "bounce":
@@ -244,12 +252,17 @@ class HintsDistribution:
     def is_random(self) -> bool:
         """Whether any value is drawn (otherwise :meth:`draw` always gives the same hints)."""
         return any(
-            isinstance(e[k], tuple) or (isinstance(e[k], str) and e[k] == "random")
+            isinstance(e[k], tuple) or (isinstance(e[k], str) and e[k] in ("random", REST))
             for e in self.items
             for k in ("direction", "speed", "at")
         )
 
-    def draw(self, rng: np.random.Generator, up=(0.0, 0.0, 1.0)) -> list[Hint]:
+    @property
+    def needs_rest(self) -> bool:
+        """Whether some ``at`` is drawn from the final rest (``at: rest``)."""
+        return any(isinstance(e["at"], str) and e["at"] == REST for e in self.items)
+
+    def draw(self, rng: np.random.Generator, up=(0.0, 0.0, 1.0), rest=None) -> list[Hint]:
         """One run's hints. Values are drawn in file order, per hint: direction, speed, ``at``
         (a fixed value draws nothing).
 
@@ -259,7 +272,11 @@ class HintsDistribution:
         up : array_like, shape (3,)
             The vertical (against gravity): ``random`` directions are uniform on the circle
             perpendicular to it.
+        rest : callable, optional
+            ``rest(rng) -> seconds``: the final-rest draw of ``at: rest`` (required then).
         """
+        if rest is None and self.needs_rest:
+            raise SceneError(self.source, "hints", "at: rest needs a semi-Markov table")
         u = np.asarray(up, dtype=float)
         u = u / np.linalg.norm(u)
         a = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
@@ -272,7 +289,8 @@ class HintsDistribution:
             if isinstance(d, str):  # "random": uniform heading in the horizontal plane
                 phi = rng.uniform(0.0, 2.0 * np.pi)
                 d = np.cos(phi) * e1 + np.sin(phi) * e2
-            speed, at = (_draw(e[k], rng) for k in ("speed", "at"))
+            speed = _draw(e["speed"], rng)
+            at = float(rest(rng)) if isinstance(e["at"], str) else _draw(e["at"], rng)
             d = np.asarray(d, dtype=float)
             out.append(Hint(e["body"], e["kind"], d, speed, at, e["where"]))
         return out

@@ -286,10 +286,11 @@ def build_stepper(
     *,
     seed: int | None = None,
     free_override: np.ndarray | None = None,
+    persist_contacts: bool = False,
 ) -> tuple[Stepper, ContactDetector, State]:
     check_reversible(scene)
     rng = None if seed is None else np.random.default_rng(seed)
-    detector = ContactDetector(scene, rng=rng)
+    detector = ContactDetector(scene, rng=rng, persist=persist_contacts)
     state = initial_state(scene, detector)
     return stepper_on(scene, detector, settings, state, free_override), detector, state
 
@@ -414,6 +415,7 @@ def run_reverse(
     markov: TransitionModel | None = None,
     energy_limit: float | None = None,
     on_energy: str = "stop",
+    persist_contacts: bool = False,
 ) -> ReverseResult:
     """Step ``scene`` backward for ``duration`` seconds.
 
@@ -440,6 +442,11 @@ def run_reverse(
     state exceeds it, ``on_energy="stop"`` ends the run there (the states up to the last one
     under the limit are kept, status ``"energy"``); ``"flag"`` runs on and says so in the
     trajectory's message and :attr:`ReverseResult.energy_exceeded_at`.
+
+    ``persist_contacts`` (opt-in): box–box pairs that touched at the previous step and have no
+    point now keep their points within the touch tolerance
+    (:class:`reverse.contacts.ContactDetector` ``persist``): a block pivoting backward about a
+    kept edge keeps it (docs/reverse.md, "Energy-consistent pasts", cause 2).
     """
     if on_energy not in ("stop", "flag"):
         raise ValueError(f"on_energy: expected 'stop' or 'flag', got {on_energy!r}")
@@ -452,7 +459,11 @@ def run_reverse(
         settings = StepSettings(dt)
     n_steps = int(reverse_steps(duration, dt))
     stepper, detector, state = build_stepper(
-        scene, settings, seed=seed, free_override=free_overrides(hints or [], scene.body_names)
+        scene,
+        settings,
+        seed=seed,
+        free_override=free_overrides(hints or [], scene.body_names),
+        persist_contacts=persist_contacts,
     )
     rigid = stepper.rigid
     exceeded_at = None

@@ -198,11 +198,14 @@ class RunVariation:
     script : str, optional
         A scene script whose ``hints(seed=…, **parameters)`` each run calls with its own seed
         (a 63-bit integer drawn from the run's variation stream).
+    rest : callable, optional
+        The draw of ``at: rest`` in :attr:`hints` (:class:`reverse.semi_markov.FinalRest`).
     """
 
     heading: bool = False
     hints: Any = None
     script: str | None = None
+    rest: Any = None
 
     def draw(self, scene, entropy: int, i: int):
         """Run ``i``'s scene and hints: ``(scene, hints or None, heading in rad)``; ``None``
@@ -220,7 +223,7 @@ class RunVariation:
         if self.hints is not None:
             g = np.asarray(scene.gravity, dtype=float)
             up = -g if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
-            hints = [*(hints or []), *self.hints.draw(rng, up)]
+            hints = [*(hints or []), *self.hints.draw(rng, up, rest=self.rest)]
         return scene, hints, angle
 
 

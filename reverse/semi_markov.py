@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["KINDS", "MIN_AT_RISK", "DwellHazards", "estimate_hazards"]
+__all__ = ["KINDS", "MIN_AT_RISK", "DwellHazards", "FinalRest", "estimate_hazards"]
 
 #: Segment kinds: the first segment of a backward run (the final rest of the forward run) and
 #: every later one (contacts during a tumble).
@@ -198,6 +198,26 @@ class DwellHazards:
         # else every segment ended before the tail bin (no one at risk there): nothing to add
         return total * self.dt
 
+    def sample_dwell(self, kind: str, state: int, rng: np.random.Generator) -> float:
+        """A dwell (s) of a segment of ``kind`` in ``state`` that ends by a drop, drawn from the
+        hazards with one uniform (inverse transform of ``F(a) = 1 − Π_{k ≤ a} (1 − h(k))``; the
+        tail bin's constant hazard a geometric tail): the drop comes at age ``a``, after ``a``
+        steps in the segment. ``at: rest`` of a hints distribution (:mod:`reverse.hints`)."""
+        at_risk, drops = self.tables[(kind, int(state))]
+        h = np.where(at_risk > 0, drops.sum(axis=0) / np.maximum(at_risk, 1), 0.0)
+        u = float(rng.random())
+        survive = 1.0
+        for a in range(h.size - 1):
+            survive *= 1.0 - h[a]
+            if 1.0 - survive >= u:
+                return a * self.dt
+        tail = float(h[-1])
+        if tail <= 0.0 or survive <= 0.0:
+            return (h.size - 1) * self.dt
+        # ages A, A+1, …: survive·(1 − tail)^(k+1) at risk after age A + k
+        k = math.floor(math.log((1.0 - u) / survive) / math.log1p(-tail)) if u < 1.0 else 0
+        return (h.size - 1 + max(k, 0)) * self.dt
+
     # ------------------------------------------------------------------ storage
     def to_doc(self) -> dict:
         """A JSON-ready mapping (deterministic key order)."""
@@ -243,3 +263,16 @@ class DwellHazards:
             return cls(float(dt), tables, int(min_at_risk))
         except ValueError as exc:
             raise ValueError(f"dwell_hazards: {exc}") from None
+
+
+@dataclass(frozen=True)
+class FinalRest:
+    """The forward runs' final rest in ``state`` as a draw ``rest(rng) -> seconds`` (picklable;
+    :meth:`DwellHazards.sample_dwell` of kind ``"rest"``): the ``at: rest`` of a hints
+    distribution (:meth:`reverse.hints.HintsDistribution.draw`)."""
+
+    hazards: DwellHazards
+    state: int = 3
+
+    def __call__(self, rng: np.random.Generator) -> float:
+        return self.hazards.sample_dwell("rest", self.state, rng)

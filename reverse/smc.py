@@ -59,8 +59,13 @@ ESS_SHARE = 0.5
 
 #: Weighting schemes: ``potential``, the twisted potentials of the forward density (module
 #: docstring), resampled when the ESS is low; ``match``, every generation resampled by the ratio
-#: of the forward law to the particles' own histogram (:meth:`EnergyLaw.population_log_weights`).
-SCHEMES = ("potential", "match")
+#: of the forward law to the particles' own histogram (:meth:`EnergyLaw.population_log_weights`);
+#: ``ratio``, each weight multiplied every generation by the importance ratio of the forward law
+#: to the weighted population's own coarse histogram (:meth:`EnergyLaw.ratio_log_weights`),
+#: resampled when the ESS is low — the weighted particles then have the forward runs' share of
+#: energy, spin and contact state at each ``τ``, where ``potential`` rewards what the backward
+#: model already proposes often (resting on a face).
+SCHEMES = ("potential", "match", "ratio")
 
 #: Default tempering of the potentials: measured on ``markov_block`` (40 particles, docs/reverse.md
 #: "Energy-consistent pasts"), β = 1 left the kept runs descended from 1–2 of 40 sampled runs and
@@ -89,6 +94,7 @@ class _Particle:
     status: str = "ok"
     message: str = ""
     start: Any = None  # reverse.State of the scene (turned): the final state of the run
+    memory: Any = None  # its contact detector's previous query (persist_contacts only)
 
 
 @dataclass
@@ -145,15 +151,15 @@ class SMCResult:
 _CACHE: dict = {}  # this process's contact detector and stepping scene, keyed by the scene ref
 
 
-def _detector(ref: SceneRef):
+def _detector(ref: SceneRef, persist: bool = False):
     from reverse.contacts import ContactDetector
 
-    key = ref.key()
+    key = (ref.key(), persist)
     if _CACHE.get("key") != key:
         if "detector" in _CACHE:
             _CACHE.pop("detector").close()
         scene = ref.load()
-        _CACHE.update(key=key, scene=scene, detector=ContactDetector(scene))
+        _CACHE.update(key=key, scene=scene, detector=ContactDetector(scene, persist=persist))
     return _CACHE["scene"], _CACHE["detector"]
 
 
@@ -206,8 +212,9 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
     model = options["markov"]
     dt = float(options["dt"])
     settings = options.get("settings") or StepSettings(dt)
+    persist = bool(options.get("persist_contacts", False))
     out = []
-    for slot, g, root, state, hints, segments, transitions, k0, k1, start in jobs:
+    for slot, g, root, state, hints, segments, transitions, k0, k1, start, memory in jobs:
         close = None
         if g == 0:  # the first steps of sampled run `root`, exactly
             scene = ref.load()
@@ -217,16 +224,21 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
                 hints = drawn if drawn is not None else hints
             seed = sample_seed(entropy, root)
             over = free_overrides(hints, scene.body_names)
-            stepper, close, state = build_stepper(scene, settings, seed=seed, free_override=over)
+            stepper, close, state = build_stepper(
+                scene, settings, seed=seed, free_override=over, persist_contacts=persist
+            )
             start = state
             seq = np.random.SeedSequence(seed)
             rng = np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(1,)))
             detector = close
         else:
-            scene, detector = _detector(ref)
+            scene, detector = _detector(ref, persist)
             seq = np.random.SeedSequence(entropy, spawn_key=(slot, g, _STEP_KEY))
             rng_m, rng_d = (np.random.default_rng(s) for s in seq.spawn(2))
             detector.fresh(state.position, state.orientation)  # no manifold from earlier runs
+            # the particle's previous detection, as if its run had not been cut (None without
+            # persistence): what persists depends on the particle alone
+            detector.memory = memory
             detector.rng = rng_d
             over = free_overrides(hints, scene.body_names)
             stepper = stepper_on(scene, detector, settings, initial_state(scene, detector), over)
@@ -256,6 +268,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
                     break
                 records.append(_pack(new))
                 state = new
+            memory = detector.memory
         finally:
             if close is not None:
                 close.close()
@@ -265,7 +278,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
         arr = np.stack(records) if records else np.zeros((0, *_pack(state).shape))
         out.append(
             (slot, state, hints, goals.segments, goals.transitions, arr, status, message,
-             energy, speed, spin, start, contact)
+             energy, speed, spin, start, contact, memory)
         )  # fmt: skip
     return out
 
@@ -334,7 +347,7 @@ def smc_reverse_runs(
             for g, (k0, k1) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
                 jobs = [
                     (i, g, p.root, p.state, p.hints, p.segments, p.transitions, k0, k1,
-                     p.start)
+                     p.start, p.memory)
                     for i, p in enumerate(parts)
                     if p.status == "ok"
                 ]  # fmt: skip
@@ -343,22 +356,38 @@ def smc_reverse_runs(
                 for res in bounded_map(
                     ex, _advance, (ref, opts, entropy, variation), chunks, workers
                 ):
-                    for slot, state, hints, segs, trans, arr, status, msg, e, v, w, start, c in res:
+                    for item in res:
+                        slot, state, hints, segs, trans, arr, status, msg, e, v, w, start, c = item[
+                            :13
+                        ]
                         p = parts[slot]
                         p.state, p.hints, p.segments, p.transitions = state, hints, segs, trans
-                        p.start = start
+                        p.start, p.memory = start, item[13]
                         p.history.append(arr)
                         p.status, p.message = status, msg
                         if status == "ok":
                             feats[slot] = e, v, w, c
                             phi = law.log_potential(k1 * dt, e, w, c)
-                            # the twisted potential G_g = (φ_g / φ_{g−1})^β
-                            p.log_w += beta * (phi - p.last)
+                            if scheme == "potential":
+                                # the twisted potential G_g = (φ_g / φ_{g−1})^β
+                                p.log_w += beta * (phi - p.last)
                             p.last = phi
                             p.phi += phi
                         else:
                             p.log_w = -math.inf
                 alive = np.array([p.status == "ok" for p in parts])
+                if scheme == "ratio":
+                    # w_g = w_{g−1} · (p_forward / q_backward)^β at τ_g, q_backward the weighted
+                    # population's histogram (EnergyLaw.ratio_log_weights)
+                    before = np.array([p.log_w for p in parts])
+                    before[~alive] = -math.inf
+                    if alive.any():
+                        wa = normalised_weights(before[alive])
+                        f = feats[alive]
+                        r = law.ratio_log_weights(k1 * dt, f[:, 0], f[:, 2], f[:, 3], wa)
+                        for j, i in enumerate(np.flatnonzero(alive)):
+                            parts[i].log_w = float(before[i] + beta * r[j])
+                log_w = np.array([p.log_w for p in parts])
                 if scheme == "match":
                     log_w = np.full(n, -math.inf)
                     if alive.any():
@@ -366,8 +395,6 @@ def smc_reverse_runs(
                         log_w[alive] = beta * law.population_log_weights(
                             k1 * dt, f[:, 0], f[:, 2], f[:, 3]
                         )
-                else:
-                    log_w = np.array([p.log_w for p in parts])
                 last = k1 == n_steps
                 if last:
                     inside = (
@@ -409,5 +436,6 @@ def _child(p: _Particle) -> _Particle:
         status=p.status,
         message=p.message,
         start=p.start,
+        memory=p.memory,
     )
     return c

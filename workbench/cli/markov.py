@@ -186,6 +186,18 @@ def add_markov_parser(sub) -> None:
         "forward law's full weight, fewer distinct pasts)",
     )
     cp.add_argument(
+        "--smc-scheme",
+        choices=("potential", "ratio"),
+        default="potential",
+        help="the filter's weights: the forward density (default) or its ratio to the "
+        "backward runs' own law per bin (reverse/smc.py)",
+    )
+    cp.add_argument(
+        "--persist-contacts",
+        action="store_true",
+        help="contact persistence of the backward runs (workbench reverse --persist-contacts)",
+    )
+    cp.add_argument(
         "--bins",
         type=int,
         default=DEFAULT_BINS,
@@ -318,6 +330,8 @@ def cmd_markov_compare(args) -> int:
         )
     if args.smc_beta is not None and not (args.smc and 0 < args.smc_beta <= 1):
         raise SceneError("--smc-beta", "", f"expected 0 < B <= 1 with --smc, got {args.smc_beta}")
+    if args.smc_scheme != "potential" and not args.smc:
+        raise SceneError("--smc-scheme", "", "needs --smc")
     variation = RunVariation(heading=args.heading)
     hints_text = ""
     if args.hints == "script":
@@ -330,7 +344,14 @@ def cmd_markov_compare(args) -> int:
     elif args.hints:
         hints_path = find_hints(args.hints, path)
         dist = load_hint_distribution(hints_path, scene.body_names)
-        variation = RunVariation(heading=args.heading, hints=dist)
+        rest = None
+        if dist.needs_rest:  # at: rest — the table's final rest on a face
+            from reverse.semi_markov import FinalRest
+
+            if model.hazards is None:
+                raise SceneError(str(hints_path), "hints", "at: rest needs a semi-Markov table")
+            rest = FinalRest(model.hazards, state=3)
+        variation = RunVariation(heading=args.heading, hints=dist, rest=rest)
         hints_text = hints_path.read_text(encoding="utf-8")
     entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
     out = Path(args.output or f"{path.stem}_plausibility")
@@ -358,6 +379,8 @@ def cmd_markov_compare(args) -> int:
         f"{f' --hints {args.hints}' if args.hints else ''}{controls}{sets}"
         f"{' --smc' if args.smc else ''}"
         f"{f' --smc-beta {args.smc_beta!r}' if args.smc_beta is not None else ''}"
+        f"{f' --smc-scheme {args.smc_scheme}' if args.smc_scheme != 'potential' else ''}"
+        f"{' --persist-contacts' if args.persist_contacts else ''}"
     )
     meta = {
         "command": command,
@@ -383,13 +406,19 @@ def cmd_markov_compare(args) -> int:
             duration=duration,
             overrides=tuple(overrides),
             variation=variation,
-            options={"settings": settings},
+            options={
+                "settings": settings,
+                **({"persist_contacts": True} if args.persist_contacts else {}),
+            },
             workers=args.workers,
             bins=args.bins,
             meta=meta,
             progress=advance,
             smc=args.smc,
-            smc_options=None if args.smc_beta is None else {"beta": args.smc_beta},
+            smc_options={
+                "scheme": args.smc_scheme,
+                **({} if args.smc_beta is None else {"beta": args.smc_beta}),
+            },
         )
     result, samples = run.comparison, run.samples
     wall = time.perf_counter() - t0

@@ -212,6 +212,12 @@ def add_reverse_parser(sub) -> None:
         "--energy-limit", type=float, metavar="J", help="guard on the total kinetic energy, J"
     )
     g.add_argument(
+        "--persist-contacts",
+        action="store_true",
+        help="a moving box whose contacts with a fixed box (the ground) vanish keeps those "
+        "within the touch tolerance (PyBullet reports none for any positive box-box gap)",
+    )
+    g.add_argument(
         "--on-energy",
         choices=("stop", "flag"),
         default="stop",
@@ -391,6 +397,7 @@ def cmd_reverse(args) -> int:
         "markov": markov,
         "energy_limit": args.energy_limit,
         "on_energy": args.on_energy,
+        **({"persist_contacts": True} if args.persist_contacts else {}),
     }
     overlap = start_overlap(scene)
     if overlap.warning(path):
@@ -403,6 +410,7 @@ def cmd_reverse(args) -> int:
         "reverse_settings": repr(settings),
         **({"markov_table": markov.to_json()} if markov is not None else {}),
         **({"energy_limit": args.energy_limit} if args.energy_limit else {}),
+        **({"persist_contacts": 1} if args.persist_contacts else {}),
         **({"sample_heading": args.heading} if args.samples is not None else {}),
     }
     out = Path(args.output or f"{path.stem}_reverse.h5")
