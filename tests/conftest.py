@@ -3,6 +3,8 @@ the ``workbench`` command in a fresh process."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import random
 import signal
@@ -64,6 +66,29 @@ def run_workbench(*args, cwd=None, timeout: float = 300) -> subprocess.Completed
     )
 
 
+def run_main(*args, cwd=None) -> subprocess.CompletedProcess:
+    """``workbench ARGS`` in this process (:func:`workbench.cli.main.main`), as
+    :func:`run_workbench` returns it: the exit status (argparse's ``SystemExit`` included) and
+    what was printed, without starting an interpreter and importing the workbench again
+    (seconds per call on a loaded machine). Anything but a ``WorkbenchError`` escapes ``main``
+    and fails the test. Keep at least one :func:`run_workbench` test per command: that one
+    checks the installed entry point, the exit status of a process and its streams."""
+    from workbench.cli.main import main
+
+    argv = list(map(str, args))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if cwd is not None:
+            stack.enter_context(contextlib.chdir(cwd))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        try:
+            status = main(argv)
+        except SystemExit as exc:  # argparse: --help, bad arguments
+            status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
+
+
 def kill_and_resume(
     args, out, *, kills: int, seconds: tuple[float, float], seed: int, max_attempts: int, inspect
 ) -> subprocess.CompletedProcess:
@@ -95,3 +120,32 @@ def kill_and_resume(
         if out.exists() and inspect(out):
             out.unlink()
     return run_workbench(*args, "-o", out, *(["--resume"] if out.exists() else []))
+
+
+@pytest.fixture(scope="module")
+def _throw_cache():
+    cache: dict = {}
+    yield cache
+    cache.clear()  # 1000 throws of 360 steps per entry: freed with the module
+
+
+@pytest.fixture
+def shared_throws(monkeypatch, _throw_cache):
+    """``markov train`` commands of one test module that ask for the same throws get them once.
+
+    :func:`reverse.markov_training.train` makes every kind of table from one call of
+    ``run_throws``; a plain and a semi-Markov table of the same command differ only after it
+    (the same arguments, ``kinematics=False``), so their second call returns the first's runs.
+    The key is every argument but ``progress``: an energy table (``kinematics=True``) still runs
+    its own throws, and the tables are still written by the whole command (``main``)."""
+    import reverse.markov_training as training
+
+    real = training.run_throws
+
+    def run_throws(scene_path, n, entropy, *, progress=None, **kwargs):
+        key = (str(scene_path), n, entropy, repr(sorted(kwargs.items())))
+        if key not in _throw_cache:
+            _throw_cache[key] = real(scene_path, n, entropy, progress=progress, **kwargs)
+        return _throw_cache[key]
+
+    monkeypatch.setattr(training, "run_throws", run_throws)

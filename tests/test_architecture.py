@@ -11,6 +11,7 @@ a function-local import is still a dependency (it only runs later).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -54,10 +55,17 @@ def module_files(root: Path) -> dict[str, Path]:
 
 def imports_of(name: str, path: Path) -> list[Import]:
     """Every import in the file, relative ones made absolute."""
-    is_pkg = path.name == "__init__.py"
+    text = path.read_text(encoding="utf-8")
+    return list(_imports_in(name, path.name == "__init__.py", text, str(path)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _imports_in(name: str, is_pkg: bool, text: str, filename: str) -> tuple[Import, ...]:
+    """:func:`imports_of` of a file's text: parsed once per text, not once per rule and library
+    (each rule reads every file of the tree; the parse is what takes the time)."""
     here = name.split(".") if is_pkg else name.split(".")[:-1]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(ast.parse(text, filename)):
         if isinstance(node, ast.Import):
             found += [Import(a.name, None, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -67,7 +75,7 @@ def imports_of(name: str, path: Path) -> list[Import]:
             else:
                 mod = node.module or ""
             found += [Import(mod, a.name, node.lineno) for a in node.names]
-    return found
+    return tuple(found)
 
 
 def _targets(imp: Import, modules: dict[str, Path]) -> list[str]:

@@ -1,5 +1,9 @@
 """Every CLI subcommand in a subprocess, bad input as one line with exit 2, and determinism of
-every shipped scene (two runs, separate processes, bit-identical HDF5 datasets)."""
+every shipped scene (two runs, separate processes, bit-identical HDF5 datasets).
+
+The parametrized bad-input cases run the command in this process (``run_main``: the same exit
+status and lines, without starting an interpreter per case); each of their commands also runs in
+its own process in a test here."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, cli_env
+from tests.conftest import SCENES, WORKBENCH, cli_env, run_main
 from tests.conftest import run_workbench as wb
 from workbench.scene.catalog import is_scene_file
 
@@ -38,10 +42,23 @@ def test_help_lists_every_subcommand():
     ]
     commands = list(sub_action.choices)
     assert {"run", "check", "reverse", "markov", "inverse", "ensemble"} <= set(commands)
-    for cmd in commands:  # every subcommand's --help runs in a fresh process
+    for cmd in commands:
         assert cmd in r.stdout
-        sub = wb(cmd, "--help")
-        assert sub.returncode == 0 and "usage:" in sub.stdout, (cmd, sub.stderr)
+    # every subcommand's --help runs in a fresh process (an import a command's module lacks is
+    # not hidden by another command's); the processes start together, the cores share them
+    procs = {
+        cmd: subprocess.Popen(
+            [*WORKBENCH, cmd, "--help"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(),
+        )
+        for cmd in commands
+    }
+    for cmd, proc in procs.items():
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and "usage:" in out, (cmd, err)
 
 
 def test_help_imports_no_command_module():
@@ -109,7 +126,7 @@ def test_replay_frames_headless(falling_h5, tmp_path):
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, words, tmp_path):
-    r = wb(*args, cwd=tmp_path)
+    r = run_main(*args, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], r.stderr
@@ -163,9 +180,11 @@ def _datasets(path):
     "scene", [p for p in sorted(SCENES.glob("*.yaml")) if is_scene_file(p)], ids=lambda p: p.stem
 )
 def test_shipped_scene_runs_are_bit_identical(scene, tmp_path):
+    """One run in a fresh process, one in this one (after whatever ran in it before): two
+    processes still, and the second's PyBullet and numpy have been used before it."""
     a, b = tmp_path / "a.h5", tmp_path / "b.h5"
-    for out in (a, b):
-        r = wb("run", scene, "-o", out, "-q")
+    for out, run in ((a, wb), (b, run_main)):
+        r = run("run", scene, "-o", out, "-q")
         assert r.returncode == 0, r.stderr
     da, db = _datasets(a), _datasets(b)
     assert da.keys() == db.keys()
@@ -223,7 +242,7 @@ BOX_BODY = (
 def test_bad_uncertainty_specs_are_one_line(tmp_path, uncertainty, field, words):
     scene = tmp_path / "u.yaml"
     scene.write_text(BOX_BODY.replace("UNCERTAINTY", uncertainty))
-    r = wb("check", scene)
+    r = run_main("check", scene)
     assert r.returncode == 2, r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0] and words in lines[0], r.stderr
@@ -235,7 +254,7 @@ def test_unknown_distribution_is_one_line(tmp_path):
         "parameters: {mu: {dist: normall, mean: 0.4, std: 0.1}}\n"
         + BOX_BODY.replace("    uncertainty: UNCERTAINTY\n", "")
     )
-    r = wb("check", scene)
+    r = run_main("check", scene)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "parameters.mu" in lines[0] and "did you mean 'normal'" in lines[0]

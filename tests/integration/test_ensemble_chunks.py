@@ -92,6 +92,18 @@ def _helped_run(tmp_path, monkeypatch, name: str, kill: bool = False) -> tuple[P
                 os.kill(pid, signal.SIGKILL)
         return out
 
+    class UpAtOnce(executors.Starting):
+        """The run's check that its helper is up (a round trip from a thread) answers before
+        the first task, not after a run of ≈ 0.1 s on a loaded machine (other tests' processes,
+        pytest-xdist's other worker): every task then sees the helper up."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.join()
+            for future in self.futures:
+                future.exception()  # waits; a failed start shows in the routes
+
+    monkeypatch.setattr(run_module, "Starting", UpAtOnce)
     monkeypatch.setattr(run_module, "helper_process", helper_process)
     monkeypatch.setattr(run_module, "HELPER_MIN_SECONDS", 0.0)  # these runs take ≈ 0.1 s
     monkeypatch.setattr(run_module._Sink, "_filtered", filtered)

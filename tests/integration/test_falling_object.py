@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, SPECS
+from tests.conftest import SCENES, SPECS, run_main
 from tests.conftest import run_workbench as wb
 from uncertainty.bayes import find_map, laplace
 from uncertainty.examples.falling_object import position
@@ -117,7 +117,8 @@ def test_design_json(tmp_path):
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, words, tmp_path):
-    r = wb(*args, cwd=tmp_path)
+    # in this process (run_main): infer and design run in their own processes above
+    r = run_main(*args, cwd=tmp_path)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], r.stderr
@@ -137,16 +138,16 @@ def test_bad_data_and_sigma_are_one_line_exit_2(tmp_path):
         "error: {sigma: 0.3}\n"
     )
     (tmp_path / "s.yaml").write_text(spec)
-    r = wb("infer", tmp_path / "s.yaml")
+    r = run_main("infer", tmp_path / "s.yaml")
     assert r.returncode == 2 and r.stderr.strip().endswith(
         "d.csv:3: column 'z': nan is not a finite number"
     ), r.stderr
     (tmp_path / "d.csv").write_text("t,z\n1.0,0.1\n2.0,1.0\n3.0,2.0\n")
     (tmp_path / "s.yaml").write_text(spec.replace("sigma: 0.3", "sigma: 0"))
-    r = wb("infer", tmp_path / "s.yaml")
+    r = run_main("infer", tmp_path / "s.yaml")
     assert r.returncode == 2 and "error.sigma: expected a positive number, got 0" in r.stderr
     (tmp_path / "s.yaml").write_text(spec.replace("y: z", "y: height"))
-    r = wb("infer", tmp_path / "s.yaml")
+    r = run_main("infer", tmp_path / "s.yaml")
     assert r.returncode == 2 and "data.y: no column 'height'" in r.stderr
 
 

@@ -109,9 +109,10 @@ def test_first_runs_of_the_shipped_command_are_a_prefix_of_the_table(shape, tmp_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [f"{s}{k}" for s in SHAPES for k in KINDS])
-def test_shipped_shape_tables_are_reproducible_byte_for_byte(name, tmp_path):
+def test_shipped_shape_tables_are_reproducible_byte_for_byte(name, tmp_path, shared_throws):
     """Each shipped table rewritten by the command it stores (1000 throws: 50-80 s per table on
-    2 loaded cores, measured; about 11 s idle, as markov_block's)."""
+    2 loaded cores, measured; about 11 s idle, as markov_block's; a shape's plain and
+    semi-Markov commands' identical throws run once, ``shared_throws``)."""
     shipped = REPO / "data" / f"{name}.json"
     args = load_model(shipped).meta["command"].split()[1:]  # after "workbench"
     out = tmp_path / shipped.name

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, WORKBENCH, cli_env, run_workbench
+from tests.conftest import REPO, WORKBENCH, cli_env, run_main, run_workbench
 from workbench.cli.main import main
 from workbench.errors import SceneError, SpecError
 from workbench.scene import catalog
@@ -170,17 +170,21 @@ def test_installed_layout_without_a_checkout(tmp_path, monkeypatch):
         find_scene("slidingblock")
 
 
-def test_scenes_lists_every_kind_wrapped_to_the_terminal(tmp_path):
+def test_scenes_lists_every_kind_wrapped_to_the_terminal(tmp_path, monkeypatch):
     descriptions = {}
     for columns in (60, 200):
-        r = subprocess.run(
-            [*WORKBENCH, "scenes"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env={**cli_env(), "COLUMNS": str(columns)},
-            timeout=60,
-        )
+        if columns == 60:  # the command's own process
+            r = subprocess.run(
+                [*WORKBENCH, "scenes"],
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+                env={**cli_env(), "COLUMNS": str(columns)},
+                timeout=60,
+            )
+        else:  # this process: the same listing without an interpreter's start
+            monkeypatch.setenv("COLUMNS", str(columns))
+            r = run_main("scenes", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         lines = r.stdout.splitlines()
         assert max(map(len, lines)) < columns
@@ -192,7 +196,7 @@ def test_scenes_lists_every_kind_wrapped_to_the_terminal(tmp_path):
     assert descriptions[60] == descriptions[200]
     crash = 'boxes spelling "CRASH" in mid-air just after they collided'  # a long description
     assert crash in descriptions[60]
-    r = run_workbench("scenes", "--json", cwd=tmp_path)
+    r = run_main("scenes", "--json", cwd=tmp_path)
     listing = json.loads(r.stdout)
     names = {key: [e["name"] for e in entries] for key, entries in listing.items()}
     assert "sliding_block" in names["scenes"] and "crash" in names["scenes"]
@@ -225,7 +229,7 @@ def test_the_command_line_from_another_folder(tmp_path):
         "--duration", "0.01", "-o", tmp_path / "x.h5", cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    r = run_workbench("reverse", "reverse_landng", "--duration", "0.01", cwd=tmp_path)
+    r = run_main("reverse", "reverse_landng", "--duration", "0.01", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "did you mean 'reverse_landing'?" in r.stderr
 

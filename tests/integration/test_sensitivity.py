@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from tests.conftest import SCENES, kill_and_resume, run_workbench
+from tests.conftest import SCENES, kill_and_resume, run_main, run_workbench
 from uncertainty import sensitivity as gsa
 from workbench.analysis.sensitivity import (
     DesignSampler,
@@ -27,8 +27,11 @@ from workbench.scene.loader import load_scene
 SLIDING = SCENES / "sliding_block_random.yaml"
 
 
-def wb(*args, timeout=600):
-    return run_workbench(*args, timeout=timeout)
+def wb(*args):
+    """``workbench ARGS`` in this process; the command's own process is tested by
+    :func:`test_dependent_inputs_are_refused` (fast) and the two slow tests, which run
+    :func:`run_workbench`."""
+    return run_main(*args)
 
 
 def _sha(path) -> str:
@@ -95,7 +98,10 @@ def test_ishigami_through_the_scene_path_within_the_intervals(tmp_path):
 def test_sliding_block_matches_the_closed_form_within_the_intervals(tmp_path):
     out = tmp_path / "sb.h5"
     t0 = time.perf_counter()
-    r = wb("sensitivity", SLIDING, "--output", "stop", "-n", 256, "--seed", 7, "-o", out, "-q")
+    r = run_workbench(
+        "sensitivity", SLIDING, "--output", "stop", "-n", 256, "--seed", 7, "-o", out, "-q",
+        timeout=600,
+    )  # fmt: skip
     seconds = time.perf_counter() - t0
     assert r.returncode == 0, r.stderr
     ref = _sliding_closed_form()
@@ -138,7 +144,7 @@ def _datasets(path) -> dict:
 def test_sigkill_and_resume_lose_nothing(tmp_path):
     common = ["sensitivity", SLIDING, "-n", 64, "--seed", 11, "-q", "--duration", 0.7]
     ref = tmp_path / "ref.h5"
-    r = wb(*common, "-o", ref)
+    r = run_workbench(*common, "-o", ref, timeout=600)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "killed.h5"
 
@@ -241,7 +247,7 @@ def test_dependent_inputs_are_refused(tmp_path):
         "    uncertainty: {mass: {dispersion: 0.1}}\n"
         "outputs:\n  - {name: z, reduce: value_at_time, body: b, component: z, time: 0.05}\n"
     )
-    r = wb("sensitivity", scene, "-n", 4, "-o", tmp_path / "x.h5")
+    r = run_workbench("sensitivity", scene, "-n", 4, "-o", tmp_path / "x.h5")  # a process
     assert r.returncode == 2
     assert "dependent inputs" in r.stderr and "b" in r.stderr and "m" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

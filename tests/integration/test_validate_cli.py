@@ -1,9 +1,11 @@
-"""`workbench validate` in a subprocess on real `workbench ensemble` / `workbench run` files: the
+"""`workbench validate` on real `workbench ensemble` / `workbench run` files: the
 streamed HDF5 result equals the in-memory metrics bit for bit, CSV experiments and --interpolate
 give the expected values, and every kind of bad input is one line on stderr with exit 2.
 
 The files are tiny (6 realizations of 0.5 s of the validation pendulum) so the module runs in
-well under a minute.
+well under a minute. The commands run in this process (``run_main``), but for ``--help`` and
+the first validation of ``test_validate_text_json_file_and_plot``, which start the command's own
+process (``run_workbench``): its exit status and streams.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import run_workbench
+from tests.conftest import run_main, run_workbench
 from uncertainty.validation import validation_metrics
 from workbench.store import StoreSchema, TrajectoryStore, read_trajectory, write_trajectory
 
@@ -23,7 +25,7 @@ EPS = 0.01  # m, absolute threshold on the tip x position: about the model's spr
 
 
 def wb(*args, cwd=None):
-    return run_workbench(*args, cwd=cwd, timeout=120)
+    return run_main(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,7 @@ def _write_csv(path, time, rows, header=True) -> None:
 
 
 def test_help():
-    r = wb("validate", "--help")
+    r = run_workbench("validate", "--help", timeout=120)
     assert r.returncode == 0 and "usage: workbench validate" in r.stdout
     assert "validate" in wb("--help").stdout
 
@@ -65,7 +67,10 @@ def test_help():
 def test_validate_text_json_file_and_plot(files, tmp_path):
     args = ("validate", "--model", files["model"], "--experiments", files["e1"], files["e2"])
     args += ("--observer", "tip", "--component", "x", "--epsilon", EPS)
-    r = wb(*args, "-o", tmp_path / "v.json", "--plot", tmp_path / "v.png", "--chunk-size", 4)
+    r = run_workbench(
+        *args, "-o", tmp_path / "v.json", "--plot", tmp_path / "v.png", "--chunk-size", 4,
+        timeout=120,
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     for word in ("6 model realizations", "2 experiments", "first-passage", "accumulated"):

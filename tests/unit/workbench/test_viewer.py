@@ -4,6 +4,7 @@ replay under Xvfb. The camera and its framing: test_camera.py."""
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import socket
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.conftest import cli_env, run_workbench
+from tests.conftest import cli_env, run_main, run_workbench
 from workbench.display import display_problem
 from workbench.errors import WorkbenchError
 from workbench.scene.loader import scene_to_json
@@ -265,14 +266,6 @@ def test_replay_bad_speed(fall, speed):
 
 
 # ---------------------------------------------------------------------------------- live viewer
-def _free_display() -> int:
-    """A display number with neither an X socket nor a lock file."""
-    for n in range(90, 200):
-        if not (os.path.exists(f"/tmp/.X11-unix/X{n}") or os.path.exists(f"/tmp/.X{n}-lock")):
-            return n
-    pytest.skip("no free X display number")
-
-
 REPLAY_SCRIPT = textwrap.dedent(
     """
     from workbench.sim.forward import run_scene
@@ -293,20 +286,49 @@ def xvfb_display():
     """A virtual X display (Xvfb) for the test's processes; its DISPLAY value."""
     if shutil.which("Xvfb") is None:
         pytest.skip("needs the Xvfb binary on PATH")
-    display = _free_display()
-    xvfb = subprocess.Popen(
-        ["Xvfb", f":{display}", "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # Xvfb on a free number from 90 up (away from the displays people use), told to write the
+    # number to -displayfd once it accepts connections: it exits instead when another X server
+    # holds the number (another pytest-xdist worker, another process), and the next is tried.
+    # Only a number this Xvfb wrote is used: no race with another server starting meanwhile.
+    for display in range(90, 200):
+        if os.path.exists(f"/tmp/.X11-unix/X{display}") or os.path.exists(f"/tmp/.X{display}-lock"):
+            continue
+        read_end, write_end = os.pipe()
+        try:
+            screen = ["-screen", "0", "640x480x24", "-nolisten", "tcp"]
+            xvfb = subprocess.Popen(
+                ["Xvfb", f":{display}", "-displayfd", str(write_end), *screen],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(write_end,),
+            )
+        finally:
+            os.close(write_end)
+        deadline = time.monotonic() + 10.0  # Xvfb is ready within a second here
+        answer = b""
+        while not answer.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                xvfb.kill()
+                xvfb.wait()
+                os.close(read_end)
+                pytest.fail("Xvfb did not start")
+            if select.select([read_end], [], [], left)[0]:
+                chunk = os.read(read_end, 16)
+                if not chunk:  # exited: the number is taken
+                    break
+                answer += chunk
+        if answer.endswith(b"\n"):
+            assert int(answer) == display
+            break
+        xvfb.wait()
+        os.close(read_end)
+    else:
+        pytest.skip("no free X display number from 90 to 199")
     try:
-        deadline = time.monotonic() + 10.0  # Xvfb creates its socket within a second here
-        while not os.path.exists(f"/tmp/.X11-unix/X{display}"):
-            assert xvfb.poll() is None, "Xvfb exited at start"
-            assert time.monotonic() < deadline, "Xvfb did not start"
-            time.sleep(0.05)
         yield f":{display}"
     finally:
+        os.close(read_end)
         xvfb.terminate()
         try:
             xvfb.wait(timeout=5)
@@ -330,10 +352,11 @@ def test_replay_under_xvfb(xvfb_display):
     assert f"replayed {N_RECORDS}" in run.stdout
 
 
-@pytest.fixture
-def fall_file(tmp_path):
-    """A stored run of the shipped falling_object scene, written by ``workbench run``."""
-    out = tmp_path / "fall.h5"
+@pytest.fixture(scope="module")
+def fall_file(tmp_path_factory):
+    """A stored run of the shipped falling_object scene, written by ``workbench run``; made once
+    for the module (the tests only read it)."""
+    out = tmp_path_factory.mktemp("fall") / "fall.h5"
     made = run_workbench("run", "falling_object", "-o", out, "-q", timeout=120)
     assert made.returncode == 0, made.stderr
     return out
@@ -581,7 +604,8 @@ def test_replay_cli_writes_a_video_and_frames(fall_file, tmp_path):
     ],
 )
 def test_replay_cli_rejects_with_one_line(fall_file, tmp_path, args, match):
-    run = _replay_cli(fall_file, *args, cwd=tmp_path)
+    # in this process: replay's own process is tested above (help, video and frames, no display)
+    run = run_main("replay", fall_file, *args, cwd=tmp_path)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and match in lines[0], run.stderr
