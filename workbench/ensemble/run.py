@@ -32,7 +32,6 @@ import concurrent.futures as cf
 import contextlib
 import hashlib
 import itertools
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -53,6 +52,7 @@ from workbench.ensemble.executors import (
     helper_process,
     in_process,
 )
+from workbench.ensemble.resume import PROVENANCE_ATTRS, check_resume, provenance_of
 from workbench.errors import WorkbenchError
 from workbench.sim.state import Trajectory
 
@@ -121,16 +121,6 @@ HELPER_MIN_SECONDS = 30.0
 #: random_box 0.8 ms of a 15 ms realization (5%), the five-body scene 3.8 ms of 2.4 s (0.16%).
 HELPER_MIN_SHARE = 0.01
 
-#: ``sys.setswitchinterval`` while a serial run's writer thread runs, s (Python's default: 5 ms).
-#: PyBullet's calls keep the GIL, so the thread gets it back only when the interpreter takes it
-#: from the realizations, after this interval, and it needs it back after each zlib call (which
-#: lets go of it) and each HDF5 write, ≈ 10 times per realization: at 5 ms it lags (up to 50 ms
-#: per 8 ms random_box realization), its queue fills and the realizations wait while it catches
-#: up, alone, so its compression is not done in parallel; at 0.2 ms it keeps up. Measured on a
-#: busy machine (A/B interleaved, random_box): the writer's wall time per realization 12-21 ms
-#: at 5 ms, 9 ms at 0.2 ms, for the same CPU (1.4-1.7 ms), the realizations not slower.
-SERIAL_SWITCH_SECONDS = 2e-4
-
 #: Tasks waiting for the writer thread of a serial run. A task's trip through the helper process
 #: that compresses it takes a few dozen GIL turns (pickles written and read in 64 kB pieces), each
 #: up to 5 ms while the realizations hold the GIL: 4 tasks of 0.5 s hide that latency, and hold
@@ -140,12 +130,6 @@ SINK_QUEUE = 4
 #: Near the end, a task holds at most 1/TAIL_SPLIT of each worker's share of what is left, so
 #: the workers finish together (guided scheduling): the last tasks are short.
 TAIL_SPLIT = 4
-
-#: Root attributes that, with the resolved scene (``scene_json``), ``n_realizations``,
-#: ``seed_entropy`` and ``workbench_version``, decide the bits of a realization; ``--resume``
-#: refuses a file whose values differ from this run's. numpy and scipy draw the random inputs,
-#: PyBullet integrates them.
-PROVENANCE_ATTRS = ("scene_sha256", "pybullet_version", "numpy_version", "scipy_version")
 
 
 @dataclass(frozen=True)
@@ -508,7 +492,7 @@ def run_ensemble(
     from workbench.sim.forward import check_run_size
 
     check_run_size(scene, ref.force)  # once, before anything runs: not n failed realizations
-    provenance = _provenance(scene)
+    provenance = provenance_of(scene)
     t_start, cpu_start = time.perf_counter(), time.process_time()
     with contextlib.ExitStack() as stack:
         # one writer per file: held until the store is closed (exit order is LIFO)
@@ -517,7 +501,7 @@ def run_ensemble(
         if resume:
             store = TrajectoryStore.open(out, "r+")
             stack.callback(store.close)
-            entropy = _check_resume(store, scene, n, entropy, provenance)
+            entropy = check_resume(store, scene, n, entropy, provenance)
             todo = store.missing()
         else:
             todo = np.arange(n)
@@ -604,8 +588,6 @@ def run_ensemble(
             filters=None if behind else store.chunk_filters(),
             sampler=sampler,
         )
-        if behind:  # the writer thread gets the GIL back sooner (SERIAL_SWITCH_SECONDS)
-            stack.enter_context(_switch_interval(SERIAL_SWITCH_SECONDS))
         sink = stack.enter_context(_Sink(writer, filters, behind, helper))
         timing = _Timing(nominal_seconds)
         tasks = _tasks(todo[len(early) :], parallel, timing)
@@ -773,126 +755,6 @@ def _conform(traj: Trajectory, schema) -> Trajectory:
     return traj
 
 
-def _provenance(scene) -> dict[str, str]:
-    """The :data:`PROVENANCE_ATTRS` of this run (versions from package metadata: PyBullet is
-    imported by the engine only)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    def dist(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return "unknown"
-
-    text = str(scene.source_text).encode("utf-8", "surrogateescape")
-    return {
-        "scene_sha256": hashlib.sha256(text).hexdigest(),
-        "pybullet_version": dist("pybullet"),
-        "numpy_version": np.__version__,
-        "scipy_version": dist("scipy"),
-    }
-
-
-def _check_resume(store, scene, n: int, entropy: int | None, provenance: dict[str, str]) -> int:
-    """The stored seed entropy, after checking that the realizations this run would add equal
-    those it would have made when the file was created; else a one-line error naming the first
-    difference."""
-    from workbench import __version__
-    from workbench.scene.loader import scene_to_json
-
-    attrs = store.attrs
-    path = store.path
-    if attrs.get("kind") != "ensemble":
-        raise WorkbenchError(
-            f"{path}: --resume needs an ensemble file, this is a {attrs.get('kind')}"
-        )
-    if store.n_realizations != n:
-        raise WorkbenchError(
-            f"{path}: --resume with -n {n}, but the file was created for {store.n_realizations}"
-        )
-    stored = int(attrs["seed_entropy"])
-    if entropy is not None and entropy != stored:
-        raise WorkbenchError(f"{path}: --resume with --seed {entropy}, the file used {stored}")
-    difference = _scene_difference(str(attrs.get("scene_json", "")), scene_to_json(scene))
-    if difference:
-        raise WorkbenchError(f"{path}: --resume: the file was made with {difference}")
-    if "scene_sha256" in attrs:
-        same_source = str(attrs["scene_sha256"]) == provenance["scene_sha256"]
-    else:
-        same_source = attrs.get("scene", "") == scene.source_text
-    if not same_source:
-        raise WorkbenchError(
-            f"{path}: --resume with a scene file whose text differs from the one stored "
-            "(the resolved scene is the same: compare with `workbench inspect`)"
-        )
-    versions = {"workbench_version": __version__, **provenance}
-    for key, now in versions.items():
-        if key in attrs and str(attrs[key]) != now:
-            name = key.removesuffix("_version")
-            raise WorkbenchError(
-                f"{path}: --resume: the file was made with {name} {attrs[key]}, this is "
-                f"{name} {now}; its realizations would not match the new ones"
-            )
-    missing = [key for key in versions if key not in attrs]
-    if missing:
-        raise WorkbenchError(
-            f"{path}: --resume: the file was written by an older workbench that did not record "
-            f"{', '.join(missing)}, so it cannot be checked against this run; run it again "
-            "without --resume"
-        )
-    return stored
-
-
-def _scene_difference(stored: str, now: str) -> str:
-    """The first difference between two :func:`scene_to_json` texts, as "what then, now"
-    ("duration 1.0 s, now 0.5 s"); "" when the resolved scenes are equal. The scene file's
-    location (``source``, ``base_dir``) is not compared: the same file may be named differently."""
-    try:
-        old = json.loads(stored)["scene"]
-    except (ValueError, KeyError, TypeError):
-        return "a resolved scene (scene_json) this workbench cannot read"
-    new = json.loads(now)["scene"]
-    where = _first_difference(old, new, ())
-    if where is None:
-        return ""
-    keys, a, b = where
-    if len(keys) == 2 and keys[0] == "settings" and keys[1] in ("dt", "duration"):
-        return f"{keys[1]} {a} s, now {b} s"
-    if len(keys) == 2 and keys[0] == "settings":
-        return f"{keys[1]} {a}, now {b}"
-    if len(keys) == 2 and keys[0] == "parameters":
-        return f"parameter {keys[1]} = {a}, now {b}"
-    dotted = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys).lstrip(".")
-    return f"{dotted or 'the scene'} = {a}, now {b}"
-
-
-_ABSENT = "(absent)"
-
-
-def _first_difference(a, b, keys: tuple):
-    """``(keys, a_value, b_value)`` at the first place two JSON values differ, else None."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in [*a, *(k for k in b if k not in a)]:
-            found = _first_difference(a.get(k, _ABSENT), b.get(k, _ABSENT), (*keys, k))
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for k, (x, y) in enumerate(zip(a, b, strict=True)):
-            found = _first_difference(x, y, (*keys, k))
-            if found is not None:
-                return found
-        return None
-    if a == b and type(a) is type(b):
-        return None
-    return keys, _short(a), _short(b)
-
-
-def _short(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _compression_seconds(schema, traj: Trajectory, filters) -> float:
     """Seconds that filtering ``traj``'s per-record rows into chunks takes here."""
     _, rows = schema.rows(traj, "nominal")
@@ -901,19 +763,6 @@ def _compression_seconds(schema, traj: Trajectory, filters) -> float:
         if not name.startswith("params/"):
             filters.encode(row)
     return time.perf_counter() - t0
-
-
-@contextlib.contextmanager
-def _switch_interval(seconds: float):
-    """``sys.setswitchinterval(seconds)`` within the block (the previous value after it)."""
-    import sys
-
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(seconds)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 def _close_engine() -> None:
