@@ -27,15 +27,13 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``× serial``: serial wall time ÷ this wall time. Targets: pool 2 ≥ 1.85, dask 2 ≥ 1.8;
 - ``thread`` (with ``--thread-row``): serial without the helper process that compresses for a
   serial run, as before it existed (its writer thread compresses);
-- ``5ms`` (with ``--switch-row``): as ``thread``, with Python's default switch interval (5 ms)
-  instead of ``SERIAL_SWITCH_SECONDS``: what the short interval buys the writer thread.
 
 Each scene's ensemble size is chosen so that the bare loop takes about ``--seconds`` (default
 40 s; at least 20 realizations). Fixed costs (start-up, the last uneven tasks) weigh less in
 longer runs: compare ``--seconds 15`` and ``--seconds 60``. Each number is one measurement in
 this run. Run it on an otherwise idle machine: a 2-worker speed-up cannot be measured while
 something else uses a core.
-Usage: ``python benchmarks/ensemble.py [--seconds 40] [--no-dask] [--thread-row] [--switch-row]
+Usage: ``python benchmarks/ensemble.py [--seconds 40] [--no-dask] [--thread-row]
 [--compression none] [SCENE ...]``
 """
 
@@ -116,11 +114,6 @@ def main(argv=None) -> int:
         help="also run serially without the compressing helper process (its thread compresses)",
     )
     ap.add_argument(
-        "--switch-row",
-        action="store_true",
-        help="also run as --thread-row with Python's default 5 ms switch interval",
-    )
-    ap.add_argument(
         "--compression",
         choices=("gzip", "none"),
         default="gzip",
@@ -161,8 +154,6 @@ def main(argv=None) -> int:
             common = {"ref": [ref.path, [list(kv) for kv in ref.overrides]], "n": n}
             common |= {"entropy": entropy, "compression": comp}
             rows = [("serial", 1, None), (f"pool {w}", w, None)]
-            if args.switch_row:
-                rows.insert(1, ("5ms", 1, "switch"))
             if args.thread_row:
                 rows.insert(1, ("thread", 1, "thread"))
             if not args.no_dask:
@@ -217,10 +208,8 @@ def _run_job(text: str) -> int:
         print(wall, cpu)
         return 0
     kwargs = {"entropy": job["entropy"], "compression": job["compression"]}
-    if job["kind"] in ("thread", "switch"):
+    if job["kind"] == "thread":
         run_module.HELPER_MIN_SECONDS = float("inf")
-    if job["kind"] == "switch":
-        run_module.SERIAL_SWITCH_SECONDS = 0.005  # Python's default
     # this module imported PyBullet; run_ensemble imports the store (h5py) and the scene loader
     # before its clock starts
     if job["kind"] == "dask":

@@ -1,15 +1,13 @@
 """Ensemble start and flow (issue 16, third round): the first realizations run on the workers
 before the store exists and are packed by the driver into the bytes a worker makes; an early
 task that could not be submitted is run the usual way, none lost; ``bounded_map`` counts tasks
-already started and keeps ``in_flight`` per worker; a serial run's writer thread runs with the
-short switch interval, restored after; the compressing helper is not started when compression
-is a negligible share of a realization."""
+already started and keeps ``in_flight`` per worker; the compressing helper is not started when
+compression is a negligible share of a realization."""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
-import sys
 import threading
 import time
 from pathlib import Path
@@ -137,24 +135,6 @@ def test_bounded_map_counts_started_futures_and_keeps_its_window(in_flight):
     assert out == sorted([x * x for x in range(20)] + [10000, 10201])
     per_worker = run_module.IN_FLIGHT_PER_WORKER if in_flight is None else in_flight
     assert ex.peak <= per_worker * 2
-
-
-def test_serial_writer_runs_with_the_short_switch_interval(serial, tmp_path, monkeypatch):
-    seen = []
-    original = run_module._Sink._write
-
-    def write(self, packed):
-        seen.append(sys.getswitchinterval())
-        return original(self, packed)
-
-    monkeypatch.setattr(run_module._Sink, "_write", write)
-    before = sys.getswitchinterval()
-    out = tmp_path / "s.h5"
-    run_ensemble(SceneRef(str(SCENE), duration=DURATION), 12, out, entropy=3)
-    # stored in whole microseconds by the interpreter
-    assert seen and all(abs(x - run_module.SERIAL_SWITCH_SECONDS) < 1e-9 for x in seen)
-    assert sys.getswitchinterval() == before
-    assert _sha(out) == _sha(serial)
 
 
 def test_no_helper_when_compression_is_a_negligible_share(serial, tmp_path, monkeypatch):
