@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.dynamics import RigidBodies, quat_exp, quat_multiply, world_inertia
-from reverse.integration import FIXED_POINT_TOL, backward_configuration
+from reverse.dynamics import RigidBodies
+from reverse.integration import backward_configuration
 from reverse.islands import find_islands, island_arrays
+from tests.unit.reverse.test_orientation import reference_backward_configuration
 from workbench.sim.state import State
 
 
@@ -75,28 +76,6 @@ def test_long_chain_island():
     assert len(got) == 1 and np.array_equal(got[0], np.arange(n))
 
 
-def _plain_backward_configuration(state, rigid, dt, max_iter=50):
-    """Every body iterated (static ones too, ``L`` of all) until the largest change of any
-    body is within the tolerance or the cap — the loop the periodic and static shortcuts
-    must reproduce bit for bit (when it converges)."""
-    moving = rigid.moving
-    x = state.position - dt * state.linear_velocity * moving[:, None]
-    q_plus = state.orientation
-    L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, q_plus), state.angular_velocity)
-    w = state.angular_velocity * moving[:, None]
-    q = quat_multiply(quat_exp(-dt * w), q_plus)
-    for k in range(1, max_iter + 1):
-        Iw = world_inertia(rigid.inertia, q)
-        w_new = np.zeros((len(q), 3))
-        w_new[moving] = np.linalg.solve(Iw[moving], L[moving][..., None])[..., 0]
-        q_new = quat_multiply(quat_exp(-dt * w_new), q_plus)
-        change = np.max(np.abs(q_new - q), axis=1)
-        q, w = q_new, w_new
-        if np.max(change) <= FIXED_POINT_TOL:
-            return x, q, w, k, float(np.max(change))
-    return x, q, w, max_iter, float(np.max(change))
-
-
 def _random_scene(rng, n, static_share, spin):
     moving = rng.random(n) >= static_share
     mass = np.where(moving, rng.uniform(0.1, 3.0, n), 0.0)
@@ -132,7 +111,7 @@ def test_backward_configuration_is_the_plain_loop(seed):
     for n, static_share, spin in ((1, 0.0, 5.0), (7, 0.5, 20.0), (40, 0.2, 60.0), (90, 0.9, 5.0)):
         rigid, state = _random_scene(rng, n, static_share, spin)
         got = backward_configuration(state, rigid, dt)
-        x, q, w, iters, residual = _plain_backward_configuration(state, rigid, dt)
+        x, q, w, iters, residual = reference_backward_configuration(state, rigid, dt)
         if not got.converged or got.newton_bodies:
             continue  # Newton took over: not the plain loop's answer (tested elsewhere)
         checked += 1
