@@ -171,8 +171,8 @@ class ContactDetector:
         self.memory = {
             "contacts": c,
             "on_a": _to_body(on_a, position[c.body_a], orientation[c.body_a]),
-            "on_b": _to_body_or_world(on_b, c.body_b, position, orientation),
-            "normal": _to_body_or_world(c.normal, c.body_b, None, orientation),
+            "on_b": _change_frame(on_b, c.body_b, position, orientation, to_body=True),
+            "normal": _change_frame(c.normal, c.body_b, None, orientation, to_body=True),
         }
 
     def _persisting(self, found: ContactSet, position, orientation) -> ContactSet | None:
@@ -198,8 +198,8 @@ class ContactDetector:
         idx = np.flatnonzero(gone)
         a, b = c.body_a[idx], c.body_b[idx]
         on_a = _to_world(mem["on_a"][idx], position[a], orientation[a])
-        on_b = _from_body_or_world(mem["on_b"][idx], b, position, orientation)
-        normal = _from_body_or_world(mem["normal"][idx], b, None, orientation)
+        on_b = _change_frame(mem["on_b"][idx], b, position, orientation, to_body=False)
+        normal = _change_frame(mem["normal"][idx], b, None, orientation, to_body=False)
         gap = np.einsum("ij,ij->i", normal, on_a - on_b)
         # within the touch tolerance, as a detected contact (module docstring); a carried point
         # below the surface by more than it would have been reported by PyBullet
@@ -307,21 +307,13 @@ def _to_world(p: np.ndarray, x: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.einsum("kij,kj->ki", rotation_matrix(q), p) + x
 
 
-def _to_body_or_world(v, body, position, orientation) -> np.ndarray:
-    """Points (``position`` given) or directions in body ``body``'s frame; world for −1."""
+def _change_frame(v, body, position, orientation, *, to_body: bool) -> np.ndarray:
+    """Points (``position`` given) or directions from the world into body ``body``'s frame
+    (``to_body``) or back; unchanged for −1 (the world)."""
     out = np.array(v, dtype=float)
     m = body >= 0
     if m.any():
         x = np.zeros((int(m.sum()), 3)) if position is None else position[body[m]]
-        out[m] = _to_body(out[m], x, orientation[body[m]])
-    return out
-
-
-def _from_body_or_world(v, body, position, orientation) -> np.ndarray:
-    """Inverse of :func:`_to_body_or_world`."""
-    out = np.array(v, dtype=float)
-    m = body >= 0
-    if m.any():
-        x = np.zeros((int(m.sum()), 3)) if position is None else position[body[m]]
-        out[m] = _to_world(out[m], x, orientation[body[m]])
+        move = _to_body if to_body else _to_world
+        out[m] = move(out[m], x, orientation[body[m]])
     return out

@@ -61,8 +61,8 @@ __all__ = ["ROUND_TOLERANCE", "rolling_supports", "slip_decay", "remove_slip"]
 
 #: Largest |r × n| / |r| of a round contact (sine of the angle between the lever arm and the
 #: normal). PyBullet's sphere contacts lie on the line of the centre and the normal to round-off:
-#: measured on the spelling-balls scene (675 balls on a box ground, 1.25 s back), at most 4e-16
-#: (:func:`rolling_supports` docstring). A box's contacts are at its corners, with |r × n| / |r|
+#: measured on the spelling-balls scene (675 balls on a box ground, 1.25 s back), at most 4e-16.
+#: A box's contacts are at its corners, with |r × n| / |r|
 #: ≥ 0.4 for any box whose shortest edge is at least a tenth of its longest; 1e-6 lies far between
 #: (a lever arm 1 µm off the normal per metre of radius).
 ROUND_TOLERANCE = 1e-6
