@@ -213,12 +213,15 @@ class Engine:
         self.plane_as_box = plane_as_box
         self._mass_overrides = mass_overrides or {}
         mode = self._p.GUI if gui else self._p.DIRECT
-        self._client = self._p.connect(mode)
-        if self._client < 0:
-            raise RuntimeError(
-                "could not connect to PyBullet" + (" GUI (is DISPLAY set?)" if gui else "")
-            )
+        self._client = None
         try:
+            # inside the try: a Ctrl-C that arrives during a GUI connect is raised as soon as
+            # connect returns, and must not leave the client (and its window) open
+            self._client = self._p.connect(mode)
+            if self._client < 0:
+                raise RuntimeError(
+                    "could not connect to PyBullet" + (" GUI (is DISPLAY set?)" if gui else "")
+                )
             self._build()
         except BaseException:
             self.close()  # a failed build must not leave the client (or a GUI window) open
