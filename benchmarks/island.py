@@ -12,7 +12,8 @@ calls is wrapped, not changed) and timed. Columns per step: ``rows`` of the larg
 ``pivots``, ``method`` (how the answer was reached: ``trivial``, ``warm`` — the previous step's
 basis verified —, ``advanced`` — Lemke's path started from that basis —, ``cold`` — Lemke from
 the standard start —, or ``ladder``), ``status`` (with the fallback rung, if any), ``lcp s``
-(wall time of that solve), ``step s`` (wall time of the whole backward step).
+(wall time of that solve), ``lcp cpu`` (its CPU time, ``time.process_time``: the number to
+compare on a shared machine), ``step s`` (wall time of the whole backward step).
 
 ``--save FILE.npz`` stores every intercepted LCP (``M0, q0, M1, q1, …``, plus the basis each
 solve returned as ``J0, J1, …``) so that the solver can be studied without PyBullet:
@@ -20,13 +21,24 @@ solve returned as ``J0, J1, …``) so that the solver can be studied without PyB
 previous problem's basis) and prints the same columns; with ``--dense`` each cold solve is run
 twice, interleaved: as shipped (the blocked path of :mod:`reverse.lemke_kernel` from
 ``reverse.lcp.BLOCKED_MIN_ROWS`` rows) and with the dense path forced (``method`` then reads
-``dense``), and whether the two answers are the same to the bit. ``lcp s`` is wall time;
-on a loaded machine compare the pivots and the CPU time printed after each pair.
+``dense``), and whether the two answers are the same to the bit. ``lcp s`` is wall time
+and ``lcp cpu`` CPU time; on a loaded machine compare the pivots and the CPU times.
+
+``--replay`` measures what the choice among the solutions of the first step's LCP does to the
+motion (the pile is statically indeterminate: the LCP has many solutions, and which one Lemke
+ends on depends on rounding, ``reverse.lcp.BLOCKED_MIN_ROWS``). After step 1 it steps the same
+state again, with the contacts that step detected, once per alternative answer of the largest
+LCP, and prints how far each alternative's post-step velocities (``v⁺ = u_move − A Wᵀ z``,
+:mod:`reverse.dynamics`) and the configuration the next step moves to are from the shipped
+answer's. The alternatives: ``--replay-block B`` (the same LCP solved with the blocked path's
+``reverse.lcp.UPDATE_BLOCK = B``) and ``--replay-z FILE.npz`` (an array ``z`` saved by
+``--save-z FILE.npz`` from another run, e.g. with ``OPENBLAS_NUM_THREADS=2``). Every
+alternative is checked with ``reverse.lcp.lcp_residual`` first.
 
 ``OPENBLAS_NUM_THREADS`` is set to 1 unless given (see ``benchmarks/lcp.py``).
 
 Usage: ``python benchmarks/island.py [--n 100] [--steps 5] [--settle 3] [--save F | --load F
-[--dense]]``
+[--dense]] [--save-z F] [--replay-block B …] [--replay-z F …]``
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import copy  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -49,12 +62,12 @@ from benchmarks._table import print_head  # noqa: E402
 from reverse import lcp  # noqa: E402
 
 HEAD = (
-    f"{'step':>5}{'rows':>7}{'pivots':>8}  {'method':<10}{'status':<28}{'lcp s':>9}{'step s':>9}"
-    f"{'residual':>10}"
+    f"{'step':>5}{'rows':>7}{'pivots':>8}  {'method':<10}{'status':<28}{'lcp s':>9}{'lcp cpu':>9}"
+    f"{'step s':>9}{'residual':>10}"
 )
 
 
-def _line(step, res, t_lcp, t_step) -> str:
+def _line(step, res, t_lcp, t_step, cpu=float("nan")) -> str:
     """One table row; ``method`` is :attr:`reverse.lcp.LCPResult.start` (``trivial``, ``warm``,
     ``advanced``, ``cold``) or ``ladder`` when the fallback ladder gave (or failed to give) the
     answer."""
@@ -62,12 +75,23 @@ def _line(step, res, t_lcp, t_step) -> str:
     method = res.start or "ladder"
     return (
         f"{step:>5}{res.z.size:>7}{res.pivots:>8}  {method:<10}{status:<28}"
-        f"{t_lcp:>9.3f}{t_step:>9.3f}{res.residual:>10.1e}"
+        f"{t_lcp:>9.3f}{cpu:>9.3f}{t_step:>9.3f}{res.residual:>10.1e}"
     )
 
 
-def run_scene_steps(n: int, steps: int, settle_s: float, seed: int, save: str | None) -> None:
-    """Settle the bin, then ``steps`` backward steps with every sphere awake."""
+def run_scene_steps(
+    n: int,
+    steps: int,
+    settle_s: float,
+    seed: int,
+    save: str | None,
+    save_z: str | None = None,
+    replay_blocks: tuple[int, ...] = (),
+    replay_z: tuple[str, ...] = (),
+) -> list[dict]:
+    """Settle the bin, then ``steps`` backward steps with every sphere awake; after step 1, the
+    ``--replay`` comparison (module docstring) when alternatives are given. Returns its rows
+    (:func:`_replay`; empty without alternatives)."""
     from benchmarks.reverse import DT, bin_scene, settle
     from reverse import dynamics
     from reverse.hints import HintPolicy
@@ -84,33 +108,148 @@ def run_scene_steps(n: int, steps: int, settle_s: float, seed: int, save: str | 
     real = dynamics.solve_lcp
 
     def recording(M, q, **kw):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = real(M, q, **kw)
-        log.append((M.copy(), q.copy(), res, time.perf_counter() - t0, kw.get("warm_start")))
+        t, c = time.perf_counter() - t0, time.process_time() - c0
+        log.append((M.copy(), q.copy(), res, t, kw.get("warm_start"), c))
         return res
 
     dynamics.solve_lcp = recording
-    stored = {}
+    source = stepper.contact_source
+    seen: list = []
+
+    def detecting(x, q):
+        seen[:] = [source(x, q)]
+        return seen[0]
+
+    stepper.contact_source = detecting
+    replaying = bool(replay_blocks or replay_z)
+    stored: dict = {}
+    rows: list[dict] = []
     print_head(f"backward steps, dt = {DT:g} s, all awake: the largest island's LCP", HEAD)
     try:
         for k in range(steps):
             policy.reverse_time = k * DT
             log.clear()
+            before = _stepper_memory(stepper) if replaying and k == 0 else None
             t0 = time.perf_counter()
-            state, _ = stepper.backward(state, policy)
+            start, (state, _) = state, stepper.backward(state, policy)
             t_step = time.perf_counter() - t0
             if not log:
                 print(f"{k + 1:>5}  (no LCP)")
                 continue
-            M, q, res, t_lcp, ws = max(log, key=lambda e: e[1].size)
-            print(_line(k + 1, res, t_lcp, t_step), flush=True)
+            M, q, res, t_lcp, ws, c_lcp = max(log, key=lambda e: e[1].size)
+            print(_line(k + 1, res, t_lcp, t_step, c_lcp), flush=True)
             stored[f"M{k}"], stored[f"q{k}"], stored[f"J{k}"] = M, q, res.basis
+            if k == 0 and save_z:
+                np.savez_compressed(save_z, z=res.z)
+                print(f"saved step 1's z to {save_z}")
+            if before is not None:
+                after = _stepper_memory(stepper)
+                alts = [("shipped answer (replay check)", res.z)]
+                alts += _alternatives(M, q, replay_blocks, replay_z)
+                rows = _replay(stepper, policy, start, state, seen[0], M, q, res, alts, before)
+                _stepper_restore(stepper, after)
     finally:
         dynamics.solve_lcp = real
+        stepper.contact_source = source
         detector.close()
     if save:
         np.savez_compressed(save, **stored)
         print(f"saved {len(stored) // 3} LCPs to {save}")
+    return rows
+
+
+def _stepper_memory(stepper) -> tuple:
+    """What a backward step changes in the stepper besides the state (warm starts, elastic
+    collisions, reverse time), copied."""
+    return (copy.deepcopy(stepper._warm), copy.deepcopy(stepper._elastic), stepper.reverse_time)
+
+
+def _stepper_restore(stepper, memory: tuple) -> None:
+    stepper._warm, stepper._elastic = copy.deepcopy(memory[0]), copy.deepcopy(memory[1])
+    stepper.reverse_time = memory[2]
+
+
+def _alternatives(M, q, blocks, files) -> list[tuple[str, np.ndarray]]:
+    """Other answers of the largest LCP: solved with another update block, or loaded."""
+    out = []
+    for b in blocks:
+        shipped = lcp.UPDATE_BLOCK
+        lcp.UPDATE_BLOCK = int(b)
+        try:
+            res = lcp.solve_lcp(M, q)
+        finally:
+            lcp.UPDATE_BLOCK = shipped
+        out.append((f"UPDATE_BLOCK={b} ({res.pivots} pivots, {res.status})", res.z))
+    for f in files:
+        with np.load(f) as data:
+            z = data["z"] if "z" in data.files else None
+        if z is None or z.shape != q.shape or not np.all(np.isfinite(z)):
+            found = "no field z" if z is None else f"shape {z.shape}"
+            print(f"{f}: field z: expected {q.size} finite numbers, found {found}", file=sys.stderr)
+            raise SystemExit(2)
+        out.append((f, z))
+    return out
+
+
+def _replay(stepper, policy, start, out, contacts, M, q, res, alts, before) -> list[dict]:
+    """Step ``start`` again with each alternative ``z`` of the largest LCP (``M``, ``q``, whose
+    shipped answer ``res`` gave ``out``), from the stepper's memory ``before`` the step and with
+    its ``contacts``; print and return, per alternative, its residual and how far the motion
+    moves (``dz``, ``dv`` m/s, ``dw`` rad/s, and the next configuration's ``dx`` m, ``dq``).
+    The first alternative given is the shipped answer itself: its zeros show that the replay
+    reproduces the step."""
+    from reverse import dynamics
+    from reverse.integration import backward_configuration
+
+    rigid, dt = stepper.rigid, stepper.settings.dt
+    ref_cfg = backward_configuration(out, rigid, dt)
+    v_ref = np.concatenate([out.linear_velocity, out.angular_velocity], axis=1)
+    tiny = np.finfo(float).tiny  # a scene at rest: relative changes print as huge, not fail
+    scale_v = max(float(np.max(np.abs(v_ref[:, :3]))), tiny)
+    scale_w = max(float(np.max(np.abs(v_ref[:, 3:]))), tiny)
+    print(
+        f"replay of step 1 (max|v| {scale_v:.3e} m/s, max|ω| {scale_w:.3e} rad/s, "
+        f"max|z| {np.max(np.abs(res.z)):.3e}):"
+    )
+    solving = dynamics.solve_lcp
+    rows = []
+    for name, z in alts:
+
+        def substitute(M2, q2, z=z, **kw):
+            if q2.size == q.size and np.array_equal(M2, M) and np.array_equal(q2, q):
+                w = M @ z + q
+                r = lcp.lcp_residual(M, q, z)
+                return lcp.LCPResult(z, w, "solved", 0, np.flatnonzero(z > 0), r, "", "cold")
+            return solving(M2, q2, **kw)
+
+        _stepper_restore(stepper, before)
+        dynamics.solve_lcp = substitute
+        try:
+            alt, _ = stepper.backward(start, policy, contacts=contacts)
+        finally:
+            dynamics.solve_lcp = solving
+        cfg = backward_configuration(alt, rigid, dt)
+        v = np.concatenate([alt.linear_velocity, alt.angular_velocity], axis=1)
+        row = {
+            "name": name,
+            "residual": lcp.lcp_residual(M, q, z),
+            "dz": float(np.max(np.abs(z - res.z))),
+            "dv": float(np.max(np.abs(v[:, :3] - v_ref[:, :3]))),
+            "dw": float(np.max(np.abs(v[:, 3:] - v_ref[:, 3:]))),
+            "dx": float(np.max(np.abs(cfg.position - ref_cfg.position))),
+            "dq": float(np.max(np.abs(cfg.orientation - ref_cfg.orientation))),
+        }
+        rows.append(row)
+        print(
+            f"  {name}: residual {row['residual']:.1e}, max|Δz| {row['dz']:.2e}; max|Δv| "
+            f"{row['dv']:.2e} m/s ({row['dv'] / scale_v:.1e} of max), max|Δω| {row['dw']:.2e} "
+            f"rad/s ({row['dw'] / scale_w:.1e}); next configuration max|Δx| {row['dx']:.2e} m, "
+            f"max|Δq| {row['dq']:.2e}",
+            flush=True,
+        )
+    return rows
 
 
 def _timed(M, q, dense: bool):
@@ -137,10 +276,10 @@ def run_stored(path: str, dense: bool = False) -> None:
     for k in keys:
         M, q = data[f"M{k}"], data[f"q{k}"]
         res, wall, cpu = _timed(M, q, False)
-        print(_line(k + 1, res, wall, float("nan")), flush=True)
+        print(_line(k + 1, res, wall, float("nan"), cpu), flush=True)
         if dense:
             ref, wall_d, cpu_d = _timed(M, q, True)
-            line = _line(k + 1, ref, wall_d, float("nan"))
+            line = _line(k + 1, ref, wall_d, float("nan"), cpu_d)
             print(line.replace(f"  {ref.start:<10}", f"  {'dense':<10}"), flush=True)
             same = np.array_equal(res.z, ref.z) and np.array_equal(res.basis, ref.basis)
             print(
@@ -166,11 +305,22 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--dense", action="store_true", help="with --load: also each cold solve on the dense path"
     )
+    ap.add_argument("--save-z", help="store step 1's answer z of the largest LCP in this .npz")
+    ap.add_argument(
+        "--replay-block", type=int, nargs="*", default=[],
+        help="replay step 1 with the largest LCP solved at these UPDATE_BLOCK sizes",
+    )  # fmt: skip
+    ap.add_argument(
+        "--replay-z", nargs="*", default=[], help="replay step 1 with the z of these .npz files"
+    )
     args = ap.parse_args(argv)
     if args.load:
         run_stored(args.load, args.dense)
     else:
-        run_scene_steps(args.n, args.steps, args.settle, args.seed, args.save)
+        run_scene_steps(
+            args.n, args.steps, args.settle, args.seed, args.save, args.save_z,
+            tuple(args.replay_block), tuple(args.replay_z),
+        )  # fmt: skip
     return 0
 
 
