@@ -1,5 +1,5 @@
 """Ensemble throughput: the bare loop, then ``run_ensemble`` serially, on a 2-process pool and on
-a 2-worker Dask cluster, with their ratios from one run.
+a 2-worker Dask cluster, with their ratios from one run, and what this machine allows them.
 
 For each scene (names as the CLI takes them, or paths; default: the cheap ``random_box`` and
 the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
@@ -7,10 +7,24 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``bare``: a plain loop drawing each realization and running it on one kept engine (no
   executor, no HDF5), in a fresh Python process; the same work as an ensemble: the nominal run
   (which an ensemble stores, and which for the five-body scene is one realization of 21, ≈ 5%)
-  and the ``n`` realizations, their times summed. It runs twice, before and after the
-  executors' rows (``bare`` and ``bare'``), and each row is compared with the bare time
-  interpolated linearly to that row's middle: a machine whose speed drifts by 10-30% in minutes
-  (measured: docs/ensembles.md) otherwise moves every ratio; the two bare rows show the drift;
+  and the ``n`` realizations, their times summed. It runs before the rows of each repetition
+  and once more after the last (``bare'``); each row is compared with the bare time
+  interpolated linearly to that row's middle between the bare rows around it: a machine whose
+  speed drifts by 10-30% in minutes (measured: docs/ensembles.md) otherwise moves every ratio;
+  the drift between consecutive bare rows is printed;
+- ``pair 2`` (unless ``--no-pair``): the same ``n`` realizations split in ``--workers``
+  consecutive parts, each a bare loop in a process of its own, all started together (each
+  process loads the scene, then waits for the others; one done with its part runs its
+  realizations again, untimed, until all are done, so that every part runs beside the others).
+  Each realization is compared with its time in the bare loop (interpolated to the row's
+  middle; a process's first realization, which makes its engine, left out): a process's
+  ``speed`` is its realizations' bare time ÷ their time here, 1.00 when the other cores take
+  nothing from it. The sum ``S`` of the speeds is what ``workers`` processes do of
+  one process's work per second, so no executor of that many processes gets more than ``S`` ×
+  the bare loop's rate from this machine: the ``ceiling`` of a pool or Dask row is
+  ``S × (serial ÷ bare)`` (its ``× serial`` cannot exceed it), and ``1.05 × S`` is the most a
+  pool can be over a serial run that meets its target (≤ 1.05 × bare). Speeds are printed by
+  wall time and by CPU time (which a busy machine distorts less);
 - ``serial``, ``pool 2``, ``dask 2``: ``run_ensemble`` into a fresh HDF5 file (gzip, the
   default), each in a fresh Python process, as the CLI runs it: the nominal run, the file's
   creation and the start of the processes it starts (the pool's fork server and its imports,
@@ -23,24 +37,36 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
   helper's or the Dask scheduler's) ÷ the bare loop's. One process: its realizations and what
   it spends besides, readable on a busy machine, where wall times are not; pool and Dask: what
   the driver takes from the workers' cores (writing, and a pool's driver runs the first tasks
-  itself while its workers start);
-- ``× serial``: serial wall time ÷ this wall time. Targets: pool 2 ≥ 1.85, dask 2 ≥ 1.8;
+  itself while its workers start); pair: all its processes' CPU;
+- ``× serial``: serial wall time ÷ this wall time (the serial row of the same repetition).
+  Targets: pool 2 ≥ 1.85, dask 2 ≥ 1.8;
+- ``steal``: CPUs' worth of time the hypervisor gave to others during the row (``/proc/stat``;
+  0.10: a tenth of one CPU on average), a cause of drift that nothing in the guest shows
+  otherwise;
 - ``thread`` (with ``--thread-row``): serial without the helper process that compresses for a
-  serial run, as before it existed (its writer thread compresses);
+  serial run (its writer thread compresses); ``inline`` (with ``--inline-row``): serial with
+  no writer thread (the driver's thread compresses and writes after each task: nothing runs
+  beside the realizations); ``switch`` (with ``--switch-row``): serial with the writer
+  thread and a 0.2 ms switch interval (``SERIAL_SWITCH_SECONDS``), so that the thread gets the
+  GIL back sooner after each zlib call.
 
-Each scene's ensemble size is chosen so that the bare loop takes about ``--seconds`` (default
-40 s; at least 20 realizations). Fixed costs (start-up, the last uneven tasks) weigh less in
-longer runs: compare ``--seconds 15`` and ``--seconds 60``. Each number is one measurement in
-this run. Run it on an otherwise idle machine: a 2-worker speed-up cannot be measured while
-something else uses a core.
-Usage: ``python benchmarks/ensemble.py [--seconds 40] [--no-dask] [--thread-row]
-[--compression none] [SCENE ...]``
+``--repeat K`` runs the rows K times, interleaved (bare, pair, serial, ..., bare, pair, serial,
+..., bare'), and ends with the median of each ratio over the repetitions. Each scene's ensemble
+size is chosen so that the bare loop takes about ``--seconds`` (default 40 s; at least 20
+realizations). Fixed costs (start-up, the last uneven tasks) weigh less in longer runs: compare
+``--seconds 15`` and ``--seconds 60``. Run it on an otherwise idle machine: a 2-worker speed-up
+cannot be measured while something else uses a core.
+Usage: ``python benchmarks/ensemble.py [--seconds 40] [--repeat K] [--no-dask] [--no-pair]
+[--thread-row] [--inline-row] [--switch-row] [--compression none] [SCENE ...]``
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,17 +94,31 @@ from workbench.sim.forward import run_scene  # noqa: E402
 
 DEFAULT_SCENES = ("random_box", "batou_soize_5body")
 
+#: Switch interval of the ``switch`` row's writer thread, s (``SERIAL_SWITCH_SECONDS``).
+SWITCH_ROW_SECONDS = 2e-4
 
-def bare(ref: SceneRef, n: int, entropy: int, nominal: bool = True) -> tuple[float, float]:
-    """``(wall, cpu)`` seconds of the nominal run (if ``nominal``) and ``n`` realizations in a
-    plain loop on one kept engine, each timed and summed (the scene's loading excluded)."""
+#: Serial overhead target of issue 16 (serial ÷ bare), for the pool's ceiling over such a run.
+SERIAL_TARGET = 1.05
+
+
+def bare_stamps(
+    ref: SceneRef, indices: list[int], entropy: int, then=None
+) -> list[tuple[float, ...]]:
+    """Run realizations ``indices`` (``NOMINAL_INDEX``: the nominal run) in a plain loop on one
+    kept engine; per realization ``(start, end, cpu)``: ``time.monotonic`` stamps (one clock for
+    every process of the machine) and the CPU seconds of this thread. ``then()``, if given, is
+    called after them, and the same realizations are run again, not timed, while it returns
+    True (after each)."""
     scene = ref.load()
     engine = None
-    total = 0.0
-    cpu0 = time.process_time()
+    stamps = []
+    order = list(indices)
     try:
-        for i in ([NOMINAL_INDEX] if nominal else []) + list(range(n)):
-            t0 = time.perf_counter()
+        for k in itertools.count():
+            if k >= len(indices) and (then is None or not then()):
+                break
+            i = order[k % len(order)]
+            t0, c0 = time.monotonic(), time.thread_time()
             if i == NOMINAL_INDEX:
                 real = nominal_realization(scene)
             else:
@@ -87,11 +127,19 @@ def bare(ref: SceneRef, n: int, entropy: int, nominal: bool = True) -> tuple[flo
             if engine is None:
                 engine = Engine(realized, mass_overrides=real.mass_overrides)
             run_scene(realized, engine=engine, mass_overrides=real.mass_overrides)
-            total += time.perf_counter() - t0
+            if k < len(indices):
+                stamps.append((t0, time.monotonic(), time.thread_time() - c0))
     finally:
         if engine is not None:
             engine.close()
-    return total, time.process_time() - cpu0
+    return stamps
+
+
+def bare(ref: SceneRef, n: int, entropy: int, nominal: bool = True) -> tuple[float, float]:
+    """``(wall, cpu)`` seconds of the nominal run (if ``nominal``) and ``n`` realizations in a
+    plain loop on one kept engine, each timed and summed (the scene's loading excluded)."""
+    stamps = bare_stamps(ref, ([NOMINAL_INDEX] if nominal else []) + list(range(n)), entropy)
+    return sum(b - a for a, b, _ in stamps), sum(c for *_, c in stamps)
 
 
 def main(argv=None) -> int:
@@ -107,11 +155,27 @@ def main(argv=None) -> int:
         help="size each ensemble so that the bare loop takes about this long",
     )
     ap.add_argument("--workers", type=int, default=2, help="pool and Dask workers (default 2)")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="repetitions of the rows, interleaved (medians)"
+    )
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask row")
+    ap.add_argument(
+        "--no-pair", action="store_true", help="skip the concurrent bare loops (the ceiling)"
+    )
     ap.add_argument(
         "--thread-row",
         action="store_true",
         help="also run serially without the compressing helper process (its thread compresses)",
+    )
+    ap.add_argument(
+        "--inline-row",
+        action="store_true",
+        help="also run serially with no writer thread (compressed and written after each task)",
+    )
+    ap.add_argument(
+        "--switch-row",
+        action="store_true",
+        help=f"also run serially with a {SWITCH_ROW_SECONDS * 1e3:g} ms switch interval",
     )
     ap.add_argument(
         "--compression",
@@ -128,11 +192,13 @@ def main(argv=None) -> int:
         help="scene parameters (the 5-body scene defaults to case=4)",
     )
     args = ap.parse_args(argv)
+    if args.repeat < 1 or args.workers < 1:
+        ap.error("--repeat and --workers: at least 1")
     names = args.scenes or [s for s in DEFAULT_SCENES if _exists(s)]
     files = [find_scene(s) for s in names]
     head = (
         f"{'scene':<20}{'n':>7}{'executor':>10}{'wall s':>9}{'real/s':>9}{'÷ bare':>9}"
-        f"{'cpu ÷ bare':>12}{'× serial':>10}"
+        f"{'cpu ÷ bare':>12}{'× serial':>10}{'ceiling':>9}{'steal':>7}"
     )
     print(head)
     print("-" * len(head))
@@ -153,63 +219,226 @@ def main(argv=None) -> int:
                 n = max(20, int(round(args.seconds / per)))
             common = {"ref": [ref.path, [list(kv) for kv in ref.overrides]], "n": n}
             common |= {"entropy": entropy, "compression": comp}
-            rows = [("serial", 1, None), (f"pool {w}", w, None)]
+            rows = [("serial", 1, None)]
             if args.thread_row:
-                rows.insert(1, ("thread", 1, "thread"))
+                rows.append(("thread", 1, "thread"))
+            if args.inline_row:
+                rows.append(("inline", 1, "inline"))
+            if args.switch_row:
+                rows.append(("switch", 1, "switch"))
+            rows.append((f"pool {w}", w, None))
             if not args.no_dask:
                 rows.append((f"dask {w}", w, "dask"))
-            done = []  # (label, workers, wall, cpu, middle time)
-            for label, workers, kind in [("bare", 1, "bare"), *rows, ("bare'", 1, "bare")]:
+            pair = [] if args.no_pair or w < 2 else [(f"pair {w}", w, "pair")]
+            plan = []
+            for r in range(args.repeat):
+                plan += [(r, "bare", 1, "bare"), *[(r, *row) for row in pair + rows]]
+            plan.append((args.repeat, "bare'", 1, "bare"))
+            done = []
+            for r, label, workers, kind in plan:
                 out = Path(tmp) / f"{f.stem}-{label.replace(' ', '')}.h5"
                 job = common | {"out": str(out), "workers": workers, "kind": kind}
-                t0 = time.monotonic()
-                wall, cpu = _in_fresh_process(job)
-                done.append((label, workers, wall, cpu, (t0 + time.monotonic()) / 2))
+                t0, s0 = time.monotonic(), _steal()
+                res = _pair(job) if kind == "pair" else _in_fresh_process(job)
+                res |= {"rep": r, "label": label, "workers": workers}
+                res["middle"] = (t0 + time.monotonic()) / 2
+                res["steal"] = (_steal() - s0) / (time.monotonic() - t0)
+                done.append(res)
                 out.unlink(missing_ok=True)
-            (_, _, b0, c0, m0), (_, _, b1, c1, m1) = done[0], done[-1]
-
-            serial_wall = done[1][2]
-            for k, (label, workers, wall, cpu, m) in enumerate(done):
-                is_bare = label.startswith("bare")
-                x = (m - m0) / (m1 - m0)  # the bare times, linear in time between the two
-                bare_wall, bare_cpu = b0 + (b1 - b0) * x, c0 + (c1 - c0) * x
-                ratio = "" if is_bare else f"{wall / (bare_wall / workers):.3f}"
-                cpu_ratio = f"{cpu / bare_cpu:.3f}"
-                speed = "" if is_bare else f"{serial_wall / wall:.2f}"
-                print(
-                    f"{f.stem if k == 0 else '':<20}{n:>7}{label:>10}{wall:>9.2f}{n / wall:>9.1f}"
-                    f"{ratio:>9}{cpu_ratio:>12}{speed:>10}",
-                    flush=True,
-                )
-            print(f"{'':<20}bare drift during the rows: {100 * (b1 / b0 - 1):+.1f}%")
+            _print_scene(f.stem, n, done, w)
     return 0
 
 
-def _in_fresh_process(job: dict) -> tuple[float, float]:
-    """``(wall, cpu)`` seconds of ``job`` (:func:`_run_job`) run in a new Python process (so that
-    no fork server or import is left from an earlier row)."""
+def _print_scene(stem: str, n: int, done: list[dict], w: int) -> None:
+    """The rows of one scene, each against the bare rows around it; then, with more than one
+    repetition, the medians."""
+    bares = [d for d in done if d["label"].startswith("bare")]
+    ratios: dict[str, dict[str, list[float]]] = {}
+
+    def keep(label: str, key: str, value: float) -> None:
+        ratios.setdefault(label, {}).setdefault(key, []).append(value)
+
+    first = True
+    for d in done:
+        before = [b for b in bares if b["middle"] <= d["middle"]][-1]
+        after = next((b for b in bares if b["middle"] > d["middle"]), before)
+        span = after["middle"] - before["middle"]
+        x = (d["middle"] - before["middle"]) / span if span > 0 else 0.0
+        bare_wall = before["wall"] + (after["wall"] - before["wall"]) * x
+        bare_cpu = before["cpu"] + (after["cpu"] - before["cpu"]) * x
+        d["bare_wall"] = bare_wall
+        label, is_bare = d["label"], d["label"].startswith("bare")
+        serial = (
+            next(s for s in done if s["label"] == "serial" and s["rep"] == d["rep"])
+            if (not is_bare)
+            else None
+        )
+        cells = {"ratio": "", "speed": "", "ceiling": ""}
+        if not is_bare:
+            ratio = d["wall"] / (bare_wall / d["workers"])
+            cells["ratio"] = f"{ratio:.3f}"
+            keep(label, "÷ bare", ratio)
+        if serial is not None and not label.startswith("pair"):
+            speed = serial["wall"] / d["wall"]
+            cells["speed"] = f"{speed:.2f}"
+            keep(label, "× serial", speed)
+            pair = next((p for p in done if "S" in p and p["rep"] == d["rep"]), None)
+            if d["workers"] > 1 and pair is not None and "bare_wall" in serial:
+                ceiling = pair["S"] * serial["wall"] / serial["bare_wall"]
+                cells["ceiling"] = f"{ceiling:.2f}"
+                keep(label, "ceiling", ceiling)
+        cpu_ratio = d["cpu"] / bare_cpu
+        keep(label, "cpu ÷ bare", cpu_ratio)
+        print(
+            f"{stem if first else '':<20}{n:>7}{label:>10}{d['wall']:>9.2f}{n / d['wall']:>9.1f}"
+            f"{cells['ratio']:>9}{cpu_ratio:>12.3f}{cells['speed']:>10}{cells['ceiling']:>9}"
+            f"{d['steal']:>7.2f}",
+            flush=True,
+        )
+        first = False
+        if label.startswith("pair"):
+            _pair_speeds(d, before, after, x, w)
+            keep(label, "S", d["S"])
+            keep(label, "S by cpu", d["S_cpu"])
+    drifts = [100 * (b1["wall"] / b0["wall"] - 1) for b0, b1 in zip(bares, bares[1:], strict=False)]
+    print(
+        f"{'':<20}bare drift between consecutive bare rows: "
+        + ", ".join(f"{v:+.1f}%" for v in drifts)
+    )
+    if len(bares) > 2:
+        print(f"{'':<20}medians over {len(bares) - 1} repetitions:")
+        for label, keys in ratios.items():
+            text = ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in keys.items())
+            print(f"{'':<20}  {label:>8}: {text}")
+
+
+def _pair_speeds(d: dict, before: dict, after: dict, x: float, w: int) -> None:
+    """Each process's speed in the pair row against the bare rows (module docstring), printed;
+    sets ``d["S"]`` and ``d["S_cpu"]``, their sums by wall and by CPU time."""
+    alone = {}  # realization -> (wall, cpu) in the bare loop, interpolated to the pair's middle
+    for key, (ta, tb) in enumerate(zip(before["stamps"], after["stamps"], strict=True)):
+        wall = (1 - x) * (ta[1] - ta[0]) + x * (tb[1] - tb[0])
+        alone[before["indices"][key]] = (wall, (1 - x) * ta[2] + x * tb[2])
+    speeds, cpu_speeds, counts = [], [], []
+    for indices, stamps in zip(d["indices"], d["stamps"], strict=True):
+        inside = list(zip(indices[1:], stamps[1:], strict=True))
+        counts.append(len(inside))
+        if not inside:
+            speeds.append(float("nan"))
+            cpu_speeds.append(float("nan"))
+            continue
+        speeds.append(sum(alone[i][0] for i, _ in inside) / sum(s[1] - s[0] for _, s in inside))
+        cpu_speeds.append(sum(alone[i][1] for i, _ in inside) / sum(s[2] for _, s in inside))
+    d["S"], d["S_cpu"] = sum(speeds), sum(cpu_speeds)
+    print(
+        f"{'':<20}  {w} bare loops at once: speed of each ÷ alone "
+        + " / ".join(f"{v:.3f}" for v in speeds)
+        + " (by CPU "
+        + " / ".join(f"{v:.3f}" for v in cpu_speeds)
+        + ";"
+        + f" realizations compared: {' / '.join(map(str, counts))});"
+        + f" S = {d['S']:.2f} (by CPU {d['S_cpu']:.2f}):"
+        + f" a {w}-process run ≤ {d['S']:.2f} × bare, ≤ {SERIAL_TARGET * d['S']:.2f} × a serial"
+        + f" run at {SERIAL_TARGET} × bare",
+        flush=True,
+    )
+
+
+def _steal() -> float:
+    """Seconds of CPU the hypervisor has taken from this machine's CPUs since boot (the
+    ``steal`` field of ``/proc/stat``; 0 where there is none)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _pair(job: dict) -> dict:
+    """The ``pair`` row: ``job["n"]`` realizations split into ``job["workers"]`` consecutive
+    parts, each run by a bare loop in a process of its own, started together."""
+    n, w = job["n"], job["workers"]
+    cuts = [round(k * n / w) for k in range(w + 1)]
+    procs = []
+    try:
+        for k in range(w):
+            part = job | {"kind": "part", "indices": list(range(cuts[k], cuts[k + 1]))}
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, __file__, "--job", json.dumps(part)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for p in procs:  # each has loaded the scene
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError("a bare loop of the pair row did not start")
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:  # a process done with its part goes on (untimed) until all are done
+            if p.stdout.readline().strip() != "done":
+                raise RuntimeError("a bare loop of the pair row failed")
+        Path(job["out"]).touch()  # stop
+        results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    stamps = [r["stamps"] for r in results]
+    wall = max(s[-1][1] for s in stamps) - min(s[0][0] for s in stamps)
+    cpu = sum(r["cpu"] for r in results)
+    return {"wall": wall, "cpu": cpu, "stamps": stamps, "indices": [r["indices"] for r in results]}
+
+
+def _in_fresh_process(job: dict) -> dict:
+    """What ``job`` (:func:`_run_job`) measured, run in a new Python process (so that no fork
+    server or import is left from an earlier row)."""
     done = subprocess.run(
         [sys.executable, __file__, "--job", json.dumps(job)],
         check=True,
         stdout=subprocess.PIPE,
         text=True,
     )
-    wall, cpu = done.stdout.strip().splitlines()[-1].split()
-    return float(wall), float(cpu)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _run_job(text: str) -> int:
     job = json.loads(text)
     path, overrides = job["ref"]
     ref = SceneRef(path, tuple((k, v) for k, v in overrides))
-    if job["kind"] == "bare":
+    if job["kind"] in ("bare", "part"):
         ref.load()  # as run_ensemble, which loads the scene before its clock starts
-        wall, cpu = bare(ref, job["n"], job["entropy"])
-        print(wall, cpu)
+        then = None
+        if job["kind"] == "part":  # wait for the other processes of the pair row
+            print("ready", flush=True)
+            sys.stdin.readline()
+            indices = job["indices"]
+            stop = Path(job["out"])
+            stop.unlink(missing_ok=True)
+            said: list[int] = []
+
+            def then() -> bool:  # the others still run their parts: keep them company
+                if not said:
+                    print("done", flush=True)
+                    said.append(1)
+                return not stop.exists()
+
+        else:
+            indices = [NOMINAL_INDEX, *range(job["n"])]
+        stamps = bare_stamps(ref, indices, job["entropy"], then)
+        wall, cpu = sum(b - a for a, b, _ in stamps), sum(c for *_, c in stamps)
+        print(json.dumps({"wall": wall, "cpu": cpu, "stamps": stamps, "indices": indices}))
         return 0
     kwargs = {"entropy": job["entropy"], "compression": job["compression"]}
     if job["kind"] == "thread":
         run_module.HELPER_MIN_SECONDS = float("inf")
+    if job["kind"] == "inline":
+        run_module.SERIAL_WRITER_THREAD = False
+    if job["kind"] == "switch":
+        run_module.SERIAL_SWITCH_SECONDS = SWITCH_ROW_SECONDS
     # this module imported PyBullet; run_ensemble imports the store (h5py) and the scene loader
     # before its clock starts
     if job["kind"] == "dask":
@@ -217,7 +446,7 @@ def _run_job(text: str) -> int:
             res = run_ensemble(ref, job["n"], job["out"], scheduler=address, **kwargs)
     else:
         res = run_ensemble(ref, job["n"], job["out"], workers=job["workers"], **kwargs)
-    print(res.wall_seconds, res.cpu_seconds)
+    print(json.dumps({"wall": res.wall_seconds, "cpu": res.cpu_seconds}))
     return 0
 
 

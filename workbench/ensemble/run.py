@@ -32,6 +32,7 @@ import concurrent.futures as cf
 import contextlib
 import hashlib
 import itertools
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -121,6 +122,20 @@ HELPER_MIN_SECONDS = 30.0
 #: random_box 0.8 ms of a 15 ms realization (5%), the five-body scene 3.8 ms of 2.4 s (0.16%).
 HELPER_MIN_SHARE = 0.01
 
+#: A serial run writes from a thread behind the realizations (and has them compressed there or
+#: by a helper process); False: this thread compresses and writes each task when it is done,
+#: so that nothing runs beside the realizations (two processes at once each run 8-46% slower on
+#: the 2-core machine of docs/ensembles.md, and a compressing thread slows them the same way).
+SERIAL_WRITER_THREAD = True
+
+#: Switch interval (s) while a serial run's writer thread runs, or None: Python's (5 ms). The
+#: thread needs the GIL back after each of its ≈ 8 zlib calls per realization, and PyBullet
+#: lets go of it only when asked, every switch interval: at 5 ms the thread falls behind and
+#: the realizations wait for it (2026-11-27, busy machine: 12-21 ms of wall per realization
+#: for ≈ 1.5 ms of work; 9 ms at 0.2 ms). Idle, one run each, 0.2 ms measured slower (1.226
+#: against 1.153 × bare), within that run's drift: ``benchmarks/ensemble.py --switch-row``.
+SERIAL_SWITCH_SECONDS: float | None = None
+
 #: Tasks waiting for the writer thread of a serial run. A task's trip through the helper process
 #: that compresses it takes a few dozen GIL turns (pickles written and read in 64 kB pieces), each
 #: up to 5 ms while the realizations hold the GIL: 4 tasks of 0.5 s hide that latency, and hold
@@ -180,6 +195,12 @@ Sampler = Callable[[Any, int, int], Any]
 
 _SCENES: dict[str, Any] = {}
 _ENGINE: list = []  # this process's PyBullet engine (one per worker process, made lazily)
+#: Seconds the last engine of :data:`_ENGINE` took to make (once a process): a realization's
+#: time without it is what it costs in a run. The nominal run makes the driver's engine
+#: (measured 20-43 ms, for random_box realizations of 14-30 ms on a loaded machine): with it,
+#: random_box's compression share came out 1.1-2.3% instead of 3.5-11%, near
+#: :data:`HELPER_MIN_SHARE`, and 0.2% with the first imports of a fresh process on top.
+_ENGINE_SECONDS: list[float] = []
 
 
 def realization_rng(entropy: int, i: int) -> np.random.Generator:
@@ -223,7 +244,9 @@ def _run_one(scene, force: bool, entropy: int, i: int, sampler: Sampler | None) 
         params = real.params
         realized = scene.with_parameters(real.values) if real.values else scene
         if not _ENGINE:
+            t0 = time.perf_counter()
             _ENGINE.append(Engine(realized, mass_overrides=real.mass_overrides))
+            _ENGINE_SECONDS[:] = [time.perf_counter() - t0]
         traj = run_scene(
             realized, engine=_ENGINE[0], mass_overrides=real.mass_overrides, force=force
         )
@@ -532,7 +555,17 @@ def run_ensemble(
         )
         nominal_seconds = None  # the time of one realization, when measured (not on resume)
         if not resume:
+            # what a realization imports (≈ 0.15 s, once a process), before the nominal run's
+            # clock: its time stands for a realization's (task sizes, the helper's share)
+            import workbench.ensemble.realization  # noqa: F401
+            import workbench.sim.forward  # noqa: F401
+            from workbench.sim.engine import import_pybullet
+
+            import_pybullet()
+            made = bool(_ENGINE)
             _, nominal, nominal_seconds = run_realization(ref, entropy, NOMINAL_INDEX)
+            if not made and _ENGINE_SECONDS:  # a realization's own time, without the engine
+                nominal_seconds = max(nominal_seconds - _ENGINE_SECONDS[0], 1e-9)
             _close_engine()  # no PyBullet client in the driver while worker processes start
             if nominal.status != "ok":
                 raise WorkbenchError(
@@ -558,7 +591,7 @@ def run_ensemble(
         # (by the nominal run's time; a resumed run is taken as long), whose compression is
         # not negligible (measured on the nominal run's rows)
         work = None if nominal_seconds is None else nominal_seconds * len(todo)
-        helped = behind and compressing
+        helped = behind and compressing and SERIAL_WRITER_THREAD
         if helped and work is not None:
             share = _compression_seconds(store.schema, nominal, filters) / nominal_seconds
             helped = work >= HELPER_MIN_SECONDS and share >= HELPER_MIN_SHARE
@@ -658,7 +691,8 @@ class _Sink:
         self.writer = writer
         self.filters = filters
         self.peak_waiting = 0
-        self._pool = cf.ThreadPoolExecutor(1, "workbench-writer") if behind else None
+        threaded = behind and SERIAL_WRITER_THREAD
+        self._pool = cf.ThreadPoolExecutor(1, "workbench-writer") if threaded else None
         # (executor, its Starting: done once its process is up)
         self._helper, self._helper_up = helper or (None, None)
         self._queued: list[cf.Future] = []
@@ -696,11 +730,17 @@ class _Sink:
             self._queued.pop(0).result()
 
     def __enter__(self) -> _Sink:
+        self._switch = sys.getswitchinterval()
+        if self._pool is not None and SERIAL_SWITCH_SECONDS is not None:
+            sys.setswitchinterval(SERIAL_SWITCH_SECONDS)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)  # what finished is written
+        try:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)  # what finished is written
+        finally:
+            sys.setswitchinterval(self._switch)
 
 
 class _Timing:
@@ -756,13 +796,17 @@ def _conform(traj: Trajectory, schema) -> Trajectory:
 
 
 def _compression_seconds(schema, traj: Trajectory, filters) -> float:
-    """Seconds that filtering ``traj``'s per-record rows into chunks takes here."""
+    """Seconds that filtering ``traj``'s per-record rows into chunks takes here: the least of
+    three times (a preempted one, on a loaded machine, measured 20 ms for 1 ms of work)."""
     _, rows = schema.rows(traj, "nominal")
-    t0 = time.perf_counter()
-    for name, row in rows.items():
-        if not name.startswith("params/"):
+    rows = [row for name, row in rows.items() if not name.startswith("params/")]
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for row in rows:
             filters.encode(row)
-    return time.perf_counter() - t0
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def _close_engine() -> None:
