@@ -29,6 +29,8 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as benchmarks/lcp.py: small solves
 
 import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -38,6 +40,7 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before benchmarks/, whose reverse.py would shadow the package
 
+from reverse.energy_law import EnergyLaw  # noqa: E402
 from reverse.hints import load_hint_distribution, parse_hint_distribution  # noqa: E402
 from reverse.markov import load_model  # noqa: E402
 from reverse.plausibility import format_table, measure  # noqa: E402
@@ -96,9 +99,32 @@ def main(argv=None) -> int:
         action="store_true",
         help="contact persistence for box-box pairs (reverse/contacts.py, persist)",
     )
+    ap.add_argument(
+        "--per-contact-goals",
+        action="store_true",
+        help="with --smc: each separating contact of a drop draws its own goal speed "
+        "(reverse/markov.py MarkovPolicy per_contact_goals)",
+    )
+    ap.add_argument(
+        "--lift-cache",
+        help="folder to keep the lift law in (keyed by the table's and the scene's bytes), so "
+        "that a rerun skips the throws",
+    )
     ap.add_argument("--smc-beta", type=float, help="tempering of the filter (default 0.3)")
-    ap.add_argument("--smc-scheme", choices=("potential", "match", "ratio"), default="potential")
+    ap.add_argument(
+        "--smc-scheme",
+        choices=("potential", "match", "ratio", "lift", "lift-central"),
+        default="potential",
+        help="lift: weights by the forward law against time before the final rest, fitted "
+        "from the table's own throws run again (reverse.markov_training.table_lift_law)",
+    )
     args = ap.parse_args(argv)
+    if args.per_contact_goals and not args.smc:
+        print(
+            "--per-contact-goals: needs --smc (the sampled runs take no such option)",
+            file=sys.stderr,
+        )
+        return 2
 
     path = find_scene(args.scene)
     scene = load_scene(path)
@@ -131,6 +157,30 @@ def main(argv=None) -> int:
         f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
         f"{', contact persistence' if args.persist else ''}"
     )
+    lift = {}
+    if args.smc and args.smc_scheme.startswith("lift"):
+        from reverse.markov_training import table_lift_law
+
+        t_law = time.perf_counter()
+        table_file = find_data(args.table, what="contact-transition table")
+        key = hashlib.sha256(Path(table_file).read_bytes() + path.read_bytes()).hexdigest()[:16]
+        cache = Path(args.lift_cache) / f"lift_law_{key}.json" if args.lift_cache else None
+        if cache is not None and cache.exists():
+            law = EnergyLaw.from_doc(json.loads(cache.read_text(encoding="utf-8")))
+            print(f"lift law: read {cache}")
+        else:
+            # through its JSON form (quantiles rounded to 1e-9), as a cached one is read back
+            law = EnergyLaw.from_doc(
+                json.loads(json.dumps(table_lift_law(path, model, workers=args.workers).to_doc()))
+            )
+            print(
+                f"lift law: the table's {model.meta.get('n')} throws run again in "
+                f"{time.perf_counter() - t_law:.1f} s (counts equal the table's)"
+            )
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                cache.write_text(json.dumps(law.to_doc()), encoding="utf-8")
+        lift = {"lift_law": law}
     t0 = time.perf_counter()
     run = measure(
         path,
@@ -141,11 +191,16 @@ def main(argv=None) -> int:
         duration=duration,
         variation=RunVariation(heading=True, hints=dist, rest=rest),
         workers=args.workers,
-        options={"persist_contacts": True} if args.persist else None,
+        options={
+            **({"persist_contacts": True} if args.persist else {}),
+            **({"per_contact_goals": True} if args.per_contact_goals else {}),
+        }
+        or None,
         smc=args.smc,
         smc_options={
             "scheme": args.smc_scheme,
             **({} if args.smc_beta is None else {"beta": args.smc_beta}),
+            **lift,
         },
     )
     wall = time.perf_counter() - t0

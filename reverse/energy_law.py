@@ -43,8 +43,13 @@ from uncertainty.smc import (
 
 __all__ = [
     "BIN_WIDTH",
+    "TAIL_NEUTRAL",
     "EnergyLaw",
     "fit_energy_law",
+    "fit_lift_law",
+    "log_upper_tail",
+    "log_central",
+    "CENTRAL_NEUTRAL",
     "specific_energy",
     "trajectory_log_likelihood",
 ]
@@ -59,6 +64,16 @@ BIN_WIDTH = 0.05
 #: bins of the stored quantiles left 2 particles per bin at n = 40 and the ``match`` scheme
 #: collapsed on that noise (docs/reverse.md, "Energy-consistent pasts").
 RATIO_LEVELS = 5
+
+#: Upper-tail probability at and above which :func:`log_upper_tail` is 0 (neutral): a backward
+#: state no more energetic than the forward median at its time is not weighted at all, so the
+#: filter's scheme ``lift`` only pushes down pasts that are too energetic for their time, and
+#: rewards nothing the backward model proposes often (the ``potential`` scheme's rest bias).
+TAIL_NEUTRAL = 0.5
+
+#: Tail probability at and above which :func:`log_central` is 0: the forward interquartile
+#: range (both tails ≥ 25%) is neutral, the rest is pushed down by its tail probability.
+CENTRAL_NEUTRAL = 0.25
 
 
 def specific_energy(kinetic, mass: float, gravity: float, height, height_end: float) -> np.ndarray:
@@ -282,6 +297,124 @@ def fit_energy_law(kinematics, states, mass: float, gravity: float, dt: float) -
         counts / counts.sum(axis=1, keepdims=True),
         len(kinematics),
     )
+
+
+def fit_lift_law(kinematics, states, mass: float, gravity: float, dt: float) -> EnergyLaw:
+    """The forward runs' law of energy and spin against ``σ``, the time before the run's *final
+    rest began* (reverse time minus the time to first liftoff), for the particle filter's
+    scheme ``lift`` (:mod:`reverse.smc`).
+
+    Indexed by ``τ`` (:func:`fit_energy_law`), the law mixes how long the body rested with how
+    fast its energy grew before: a backward run that leaves its rest early is judged against
+    forward runs still at rest at that ``τ``, and a filter weighting by it delays the liftoff
+    (docs/reverse.md, "Energy-consistent pasts": 0.94 s median against 0.44 s forward). Indexed by
+    ``σ`` it says how much energy and spin a body has ``σ`` seconds before its final rest, which
+    is what a backward cascade of landings after the rest's drop must match (Twigg & James 2008
+    §4 "Rapid velocity growth": each backward landing multiplies the normal speed by ``1/α``,
+    Eq. 7).
+
+    Run ``r``'s final segment starts after its last record ``m`` in another contact state; record
+    ``i ≤ m`` has ``σ = (m − i) dt`` (the backward run's liftoff is the reverse time of record
+    ``m``, :func:`reverse.markov.time_to_first_liftoff`). A run in one state throughout gives no
+    records. The energy is above the run's *final* state, as for :func:`fit_energy_law`.
+
+    Parameters are those of :func:`fit_energy_law`; :attr:`EnergyLaw.states` holds the contact
+    shares against ``σ`` and :attr:`EnergyLaw.throw_speed`, ``throw_spin`` the throws' largest,
+    as there.
+    """
+    times, energies, spins, codes = [], [], [], []
+    for k, s in zip(kinematics, states, strict=True):
+        s = np.asarray(s, dtype=np.int64)
+        other = np.flatnonzero(s != s[-1])
+        if other.size == 0:
+            continue
+        m = int(other[-1])
+        times.append((m - np.arange(m + 1)) * dt)
+        e = specific_energy(k[: m + 1, 2], mass, gravity, k[: m + 1, 3], k[-1, 3])
+        energies.append(np.log1p(np.maximum(e, 0.0)))
+        spins.append(np.log1p(k[: m + 1, 1]))
+        codes.append(s[: m + 1])
+    t = np.concatenate(times) if times else np.zeros(0)
+    duration = float(t.max()) if t.size else BIN_WIDTH
+    n_bins = max(1, int(math.floor(duration / BIN_WIDTH + 1e-9)))
+    first = np.array([k[0, :2] for k in kinematics]) if kinematics else np.zeros((0, 2))
+    bins = np.minimum((t / BIN_WIDTH).astype(np.int64), n_bins - 1)
+    counts = np.full((n_bins, 4), 0.5)  # Jeffreys: half a record per state
+    if t.size:
+        np.add.at(counts, (bins, np.concatenate(codes)), 1.0)
+    return EnergyLaw(
+        QuantileLaw.fit(t, np.concatenate(energies) if t.size else t, BIN_WIDTH, n_bins),
+        QuantileLaw.fit(t, np.concatenate(spins) if t.size else t, BIN_WIDTH, n_bins),
+        float(first[:, 0].max()) if first.size else math.inf,
+        float(first[:, 1].max()) if first.size else math.inf,
+        counts / counts.sum(axis=1, keepdims=True),
+        len(kinematics),
+    )
+
+
+def _log_tails(law: QuantileLaw, time: float, x: float) -> tuple[float, float] | None:
+    """``(log P(X ≤ x), log P(X ≥ x))`` of the forward feature at ``time`` (``x`` already
+    transformed as the law's), or None where the bin has no data.
+
+    Read off the piecewise-linear CDF through the stored quantiles; at a repeated quantile (an
+    atom, such as the energy 0 of a body at rest) both include the atom, so the most common
+    forward value is in neither tail. Beyond the 5% and 95% quantiles each tail falls as
+    ``0.05 exp(−d / s)``, ``d`` the distance beyond that quantile and ``s`` the tail scale of
+    :meth:`uncertainty.smc.QuantileLaw.log_density` (:data:`TAIL_SHARE` of the 5–95% range, at
+    least :data:`MIN_TAIL`), so that states far beyond the forward range stay ordered.
+    """
+    q = law.row(time)
+    if np.isnan(q[0]):
+        return None
+    levels = QUANTILE_LEVELS
+    top = len(levels) - 2  # the 95% quantile; the 5% is index 1
+    span = q[-2] - q[1] if q[-2] > q[1] else max(q[-1] - q[0], 1e-12)
+    scale = max(TAIL_SHARE * span, MIN_TAIL)
+    edges = np.unique(q)
+    low = np.array([levels[q == u].min() for u in edges])  # P(X < u)
+    high = np.array([levels[q == u].max() for u in edges])  # P(X ≤ u)
+    i = int(np.searchsorted(edges, x, side="right")) - 1
+    if i < 0:
+        f_low = f_high = 0.0
+    elif x == edges[i] or i == len(edges) - 1:
+        f_low, f_high = float(low[i]), float(high[i])
+    else:
+        f_low = f_high = float(
+            high[i] + (low[i + 1] - high[i]) * (x - edges[i]) / (edges[i + 1] - edges[i])
+        )
+    floor = 1.0 - levels[top]  # 0.05
+    if x > q[top]:
+        log_s = math.log(floor) - (x - q[top]) / scale
+    else:
+        log_s = math.log(max(1.0 - f_low, floor))
+    if x < q[1]:
+        log_f = math.log(floor) - (q[1] - x) / scale
+    else:
+        log_f = math.log(max(f_high, floor))
+    return log_f, log_s
+
+
+def log_upper_tail(law: QuantileLaw, time: float, x: float, neutral: float = TAIL_NEUTRAL) -> float:
+    """``min(0, log(S(x) / neutral))``, ``S(x) = P(X ≥ x)`` the forward upper-tail probability of
+    the feature at ``time`` (``x`` already transformed as the law's, e.g. ``log1p``;
+    :func:`_log_tails`). 0 where the bin has no data.
+    """
+    tails = _log_tails(law, time, x)
+    if tails is None:
+        return 0.0
+    return min(0.0, tails[1] - math.log(neutral))
+
+
+def log_central(law: QuantileLaw, time: float, x: float, neutral: float = CENTRAL_NEUTRAL) -> float:
+    """``min(0, log(min(F(x), S(x)) / neutral))``: 0 inside the forward central range (both tail
+    probabilities at least ``neutral``), falling in either tail (:func:`_log_tails`). The filter's
+    scheme ``lift-central``: a backward past with too *little* spin for its time before rest (a
+    purely vertical cascade of landings, 0 rad/s) is pushed down as well as one with too much.
+    """
+    tails = _log_tails(law, time, x)
+    if tails is None:
+        return 0.0
+    return min(0.0, min(tails) - math.log(neutral))
 
 
 def trajectory_log_likelihood(law: EnergyLaw, trajectory, gravity) -> float:

@@ -600,6 +600,11 @@ class MarkovPolicy:
         Step of the run, s (the model's probabilities are rescaled to it).
     epsilon : float
         Restitution cut-off ε, m/s.
+    per_contact_goals : bool
+        Each distinct separating contact draws its own goal speed from the drop's landing
+        quantiles (the first keeps the drop's draw; more draws follow it from ``rng``), where
+        [1]_ §4 gives them one: a face lifted to free then tilts. Off by default (the same draws
+        as before).
 
     With a semi-Markov table (:attr:`TransitionModel.hazards`) the policy also keeps, per body,
     its current contact segment: the state it counted at the last call, how many calls in a
@@ -615,7 +620,16 @@ class MarkovPolicy:
         Semi-Markov tables only: ``body -> [state, age, first]`` after the last call.
     """
 
-    def __init__(self, model: TransitionModel, hints, rng: np.random.Generator, dt, epsilon):
+    def __init__(
+        self,
+        model: TransitionModel,
+        hints,
+        rng: np.random.Generator,
+        dt,
+        epsilon,
+        per_contact_goals: bool = False,
+    ):
+        self.per_contact_goals = bool(per_contact_goals)
         self.model = model
         self.hints = hints
         self.rng = rng
@@ -673,6 +687,22 @@ class MarkovPolicy:
             if not separate.any():
                 continue
             self.transitions += 1
+            if self.per_contact_goals:
+                # each distinct separating contact its own draw from the drop's forward landing
+                # speeds (duplicates of a corner share it): a drop to free then tilts the body
+                # instead of lifting it flat (docs/reverse.md: a flat lift gives 0 rad/s)
+                state = int(classify(count_distinct(contacts.point[mine])))
+                own: list[tuple[np.ndarray, float]] = []
+                for i in mine[separate]:
+                    p = contacts.point[i]
+                    same = [v for q, v in own if np.linalg.norm(p - q) <= DISTINCT_TOLERANCE]
+                    if same:
+                        v = same[0]
+                    else:
+                        v = speed if not own else self.model.sample_speed(state, target, self.rng)
+                        own.append((p, v))
+                    goals.normal[i] = goal_speed(v, contacts.restitution[i], self.epsilon)
+                continue
             for i in mine[separate]:
                 goals.normal[i] = goal_speed(speed, contacts.restitution[i], self.epsilon)
         return goals, pref, pref_roll

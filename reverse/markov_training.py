@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.energy_law import fit_energy_law
+from reverse.energy_law import fit_energy_law, fit_lift_law
 from reverse.markov import (
     DISTINCT_TOLERANCE,
     KINDS,
@@ -66,6 +66,7 @@ __all__ = [
     "run_throw",
     "run_throws",
     "train",
+    "table_lift_law",
 ]
 
 #: Ranges of the random throws (the paper randomizes "both the initial angular and linear
@@ -485,6 +486,56 @@ def _energy_law(scene_path, overrides, runs, dt: float):
     g = float(np.linalg.norm(np.asarray(scene.gravity, dtype=float)))
     kin = [r.kinematics for r in runs]
     return fit_energy_law(kin, [r.states for r in runs], body.mass_properties.mass, g, dt)
+
+
+def table_lift_law(scene_path, model, *, workers: int = 1):
+    """The law of energy and spin against time before the final rest
+    (:func:`reverse.energy_law.fit_lift_law`) of the very throws a table was trained on.
+
+    The throws are run again from the table's metadata (seed, ``n``, duration, overrides, dt),
+    with kinematics: the same runs byte for byte (:func:`run_throws` is deterministic for any
+    worker count), checked here by their transition counts, which must equal the table's. So the
+    law is reproducible from the table's own command; nothing is stored.
+
+    Raises ``ValueError`` naming the field when the table's metadata lacks what the throws need
+    or the rerun throws do not give the table's counts (another scene, or another engine).
+    """
+    meta = model.meta
+    try:
+        seed, n, duration = int(meta["seed"]), int(meta["n"]), float(meta["duration"])
+        overrides = tuple(sorted((str(k), v) for k, v in dict(meta.get("overrides", {})).items()))
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(
+            "table: seed, n, duration: expected the training metadata of `workbench markov train`"
+        ) from None
+    runs = run_throws(
+        scene_path,
+        n,
+        seed,
+        overrides=overrides,
+        dt=float(model.dt),
+        duration=duration,
+        workers=workers,
+        kinematics=True,
+    )
+    counts = count_transitions([r.states for r in runs])
+    if not np.array_equal(counts, model.counts):
+        raise ValueError(
+            f"table: counts: the throws run again from its metadata give other counts (is "
+            f"{Path(scene_path).name} the scene it was trained on?)"
+        )
+    from workbench.scene.loader import load_scene
+
+    scene = load_scene(scene_path, dict(overrides))
+    body = scene.bodies[thrown_body(scene)]
+    g = float(np.linalg.norm(np.asarray(scene.gravity, dtype=float)))
+    return fit_lift_law(
+        [r.kinematics for r in runs],
+        [r.states for r in runs],
+        body.mass_properties.mass,
+        g,
+        float(model.dt),
+    )
 
 
 def _touch_tolerance() -> float:

@@ -65,7 +65,15 @@ ESS_SHARE = 0.5
 #: resampled when the ESS is low — the weighted particles then have the forward runs' share of
 #: energy, spin and contact state at each ``τ``, where ``potential`` rewards what the backward
 #: model already proposes often (resting on a face).
-SCHEMES = ("potential", "match", "ratio")
+#: ``lift``, the twisted potentials of the forward *upper-tail* probability of energy and spin
+#: ``σ`` seconds before the final rest began (:func:`reverse.energy_law.log_upper_tail` of the
+#: law of :func:`reverse.energy_law.fit_lift_law`; ``σ`` = reverse time minus the particle's own
+#: liftoff; 0 for a particle still in its final rest and for one no more energetic than the
+#: forward median), so that only cascades too energetic for their time since liftoff are pushed
+#: down, and resting is not rewarded.
+#: ``lift-central`` is ``lift`` with both tails pushed down
+#: (:func:`reverse.energy_law.log_central`).
+SCHEMES = ("potential", "match", "ratio", "lift", "lift-central")
 
 #: Default tempering of the potentials: measured on ``markov_block`` (40 particles, docs/reverse.md
 #: "Energy-consistent pasts"), β = 1 left the kept runs descended from 1–2 of 40 sampled runs and
@@ -95,6 +103,7 @@ class _Particle:
     message: str = ""
     start: Any = None  # reverse.State of the scene (turned): the final state of the run
     memory: Any = None  # its contact detector's previous query (persist_contacts only)
+    lift: float | None = None  # reverse time it left its final rest, s (None: still resting)
 
 
 @dataclass
@@ -110,9 +119,12 @@ class SMCRun:
         time order (the earliest state first).
     status, message : str
     log_potential : float
-        ``log φ`` of its earliest state (the forward likelihood it is ranked by).
+        ``Σ_g log φ_g`` over its generations: its forward log-likelihood (of the scheme's φ).
     transitions : int
         Contact drops drawn.
+    lift : float or None
+        Reverse time, s, of its first record in another contact state than the final rest's
+        (None: it never left); ``σ = τ − lift`` in scheme ``lift``.
     """
 
     root: int
@@ -121,6 +133,7 @@ class SMCRun:
     message: str
     log_potential: float
     transitions: int
+    lift: float | None = None
 
 
 @dataclass
@@ -214,7 +227,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
     settings = options.get("settings") or StepSettings(dt)
     persist = bool(options.get("persist_contacts", False))
     out = []
-    for slot, g, root, state, hints, segments, transitions, k0, k1, start, memory in jobs:
+    for slot, g, root, state, hints, segments, transitions, k0, k1, start, memory, lift in jobs:
         close = None
         if g == 0:  # the first steps of sampled run `root`, exactly
             scene = ref.load()
@@ -245,12 +258,24 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
             stepper.reverse_time = k0 * dt
             rng = rng_m
         policy = HintPolicy(hints, scene.body_names, dt, settings.epsilon)
-        goals = MarkovPolicy(model, policy, rng, dt, settings.epsilon)
+        goals = MarkovPolicy(
+            model,
+            policy,
+            rng,
+            dt,
+            settings.epsilon,
+            per_contact_goals=bool(options.get("per_contact_goals", False)),
+        )
         goals.segments = copy.deepcopy(segments)
         goals.transitions = transitions
         records, status, message = [], "ok", ""
+        body = int(np.flatnonzero(stepper.rigid.moving)[0])
         try:
             for k in range(k0 + 1, k1 + 1):
+                if lift is None and not goals.segments.get(body, [0, 0, True])[2]:
+                    # the policy's last call (step k − 1) counted another state than the rest's
+                    # at reverse time (k − 2) dt: the first record in another contact state
+                    lift = (k - 2) * dt
                 policy.reverse_time = (k - 1) * dt
                 try:
                     new, rep = stepper.backward(state, goals)
@@ -272,13 +297,14 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
         finally:
             if close is not None:
                 close.close()
+        if lift is None and status == "ok" and not goals.segments.get(body, [0, 0, True])[2]:
+            lift = (k1 - 1) * dt  # the last step's call counted another state
         energy, speed, spin = _measure(scene, stepper.rigid, state, start)
-        body = int(np.flatnonzero(stepper.rigid.moving)[0])
         contact = goals.segments.get(body, [0])[0] if status == "ok" else 0
         arr = np.stack(records) if records else np.zeros((0, *_pack(state).shape))
         out.append(
             (slot, state, hints, goals.segments, goals.transitions, arr, status, message,
-             energy, speed, spin, start, contact, memory)
+             energy, speed, spin, start, contact, memory, lift)
         )  # fmt: skip
     return out
 
@@ -295,6 +321,7 @@ def smc_reverse_runs(
     progress: Callable[[int, int], None] | None = None,
     scheme: str = "potential",
     beta: float = BETA,
+    lift_law=None,
 ) -> SMCResult:
     """``n`` backward runs of the scene as a particle filter (module docstring).
 
@@ -316,10 +343,14 @@ def smc_reverse_runs(
     progress : callable, optional
         ``progress(done, total)`` after each generation, in particle-generations.
     scheme : str
-        :data:`SCHEMES`: ``potential`` (default) or ``match``.
+        :data:`SCHEMES`: ``potential`` (default), ``match``, ``ratio``, ``lift`` or
+        ``lift-central`` (the last two need ``lift_law``).
     beta : float
         Tempering: the potentials ``G_g^β`` (``potential``) or the ratios to the power β
         (``match``); below 1 the particles stay more diverse, at the price of weaker guidance.
+    lift_law : EnergyLaw, optional
+        Scheme ``lift`` only (and needed by it): the forward law against time before the final
+        rest (:func:`reverse.markov_training.table_lift_law` of the table).
     """
     from reverse.run import reverse_steps
 
@@ -338,6 +369,8 @@ def smc_reverse_runs(
     parts = [_Particle(root=i) for i in range(n)]
     if scheme not in SCHEMES:
         raise ValueError(f"scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
+    if scheme.startswith("lift") and lift_law is None:
+        raise ValueError("scheme lift needs lift_law (reverse.markov_training.table_lift_law)")
     ess_log: list[float] = []
     resamplings = 0
     raw_faster = math.nan
@@ -347,7 +380,7 @@ def smc_reverse_runs(
             for g, (k0, k1) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
                 jobs = [
                     (i, g, p.root, p.state, p.hints, p.segments, p.transitions, k0, k1,
-                     p.start, p.memory)
+                     p.start, p.memory, p.lift)
                     for i, p in enumerate(parts)
                     if p.status == "ok"
                 ]  # fmt: skip
@@ -362,13 +395,18 @@ def smc_reverse_runs(
                         ]
                         p = parts[slot]
                         p.state, p.hints, p.segments, p.transitions = state, hints, segs, trans
-                        p.start, p.memory = start, item[13]
+                        p.start, p.memory, p.lift = start, item[13], item[14]
                         p.history.append(arr)
                         p.status, p.message = status, msg
                         if status == "ok":
                             feats[slot] = e, v, w, c
-                            phi = law.log_potential(k1 * dt, e, w, c)
-                            if scheme == "potential":
+                            if scheme in ("lift", "lift-central"):
+                                phi = _lift_potential(
+                                    lift_law, k1 * dt, p.lift, e, w, scheme == "lift-central"
+                                )
+                            else:
+                                phi = law.log_potential(k1 * dt, e, w, c)
+                            if scheme in ("potential", "lift", "lift-central"):
                                 # the twisted potential G_g = (φ_g / φ_{g−1})^β
                                 p.log_w += beta * (phi - p.last)
                             p.last = phi
@@ -419,8 +457,25 @@ def smc_reverse_runs(
     for p in parts:
         first = _pack(p.start)[None]
         states = np.concatenate([first, *p.history], axis=0)[::-1].copy()
-        runs.append(SMCRun(p.root, states, p.status, p.message, p.phi, p.transitions))
+        runs.append(SMCRun(p.root, states, p.status, p.message, p.phi, p.transitions, p.lift))
     return SMCResult(runs, resamplings, raw_faster, len({p.root for p in parts}), ess_log)
+
+
+def _lift_potential(
+    lift_law, reverse_time: float, lift, energy: float, spin: float, central: bool = False
+) -> float:
+    """``log φ`` of scheme ``lift``: 0 while the particle rests (``lift`` None), else the sum of
+    :func:`reverse.energy_law.log_upper_tail` of its energy and spin at ``σ = τ − lift``
+    (:func:`reverse.energy_law.log_central` with ``central``, scheme ``lift-central``)."""
+    from reverse.energy_law import log_central, log_upper_tail
+
+    tail = log_central if central else log_upper_tail
+    if lift is None:
+        return 0.0
+    sigma = max(reverse_time - lift, 0.0)
+    e = math.log1p(max(float(energy), 0.0))
+    w = math.log1p(max(float(spin), 0.0))
+    return tail(lift_law.energy, sigma, e) + tail(lift_law.spin, sigma, w)
 
 
 def _child(p: _Particle) -> _Particle:
@@ -437,5 +492,6 @@ def _child(p: _Particle) -> _Particle:
         message=p.message,
         start=p.start,
         memory=p.memory,
+        lift=p.lift,
     )
     return c
