@@ -10,11 +10,14 @@ folded sliding friction, pyramid couplings) and over the islands of equal size (
 (:func:`reverse.lcp.solve_lcp_arrays`; :func:`_solve_lcps`).
 
 Bit for bit the same as :func:`~reverse.dynamics.solve_island`: every floating-point operation
-is the same operation on the same operands. Element-wise arithmetic is, vectorized; products
-that ``solve_island`` computes with BLAS (``Jn @ u``, ``J A Wᵀ``, ``A F``, ``A (Wᵀ z)``) go
-through numpy's stacked ``matmul``, which calls the same BLAS kernel once per island slice
-(measured on this build: identical for every size tried, 6 to 1200; ``np.einsum`` is not, and is
-not used). ``tests/unit/reverse/test_batched.py`` checks it on random islands of 1 to 8 bodies,
+is the same operation on the same operands. Element-wise arithmetic is, vectorized. The products
+(``Jn @ u``, ``J A Wᵀ``, ``A F``, ``A (Wᵀ z)``) are, with numba, the compiled sums of
+:mod:`reverse.assembly_kernel` over all islands at once (sums in index order, the block form of
+the dense sums ``solve_island`` then makes; issue 17's fourth round: they replaced ~30 numpy
+calls per group of equal islands); without numba they go through numpy's stacked ``matmul``,
+which calls the same BLAS kernel once per island slice as ``solve_island``'s products (measured
+on this build: identical for every size tried, 6 to 1200; ``np.einsum`` is not, and is not
+used). ``tests/unit/reverse/test_batched.py`` checks it on random islands of 1 to 8 bodies,
 both directions, every branch.
 
 The LCP answers are those of ``reverse.dynamics.solve_lcp`` (looked up at each call: the
@@ -46,8 +49,10 @@ import numpy as np
 
 from reverse import dynamics as _dynamics
 from reverse import lcp as _lcp
+from reverse.batch_views import FlatViews as _FlatViews
+from reverse.batch_views import GroupViews as _GroupViews
+from reverse.batch_views import Results as _Results
 from reverse.dynamics import ContactSet, Goals, IslandSolution, RigidBodies
-from reverse.lcp import LCPResult
 
 __all__ = ["IslandBatch", "solve_island_arrays", "solve_islands"]
 
@@ -248,15 +253,18 @@ def solve_island_arrays(
     block[:, 3:, 3:] = inv_I
     force = np.concatenate([rigid.force[bodies_all], rigid.torque[bodies_all]], axis=1)
     vel_b = velocity[bodies_all]
+    sign_t = -1.0 if backward else 1.0
+    kern = _dynamics.assembly_kernels()  # compiled products; None without numba
+    if kern is not None:
+        uf_b = vel_b + sign_t * dt * kern.apply_blocks(inv_m, inv_I, force)
 
     # per island of each size L = 6 nb: A (L, L), F, u, ufree (the same products as solve_island)
-    sign_t = -1.0 if backward else 1.0
     A_of: dict[int, np.ndarray] = {}
     u_of: dict[int, np.ndarray] = {}
     uf_of: dict[int, np.ndarray] = {}
     idx_of: dict[int, np.ndarray] = {}
     slot = np.zeros(K, dtype=int)  # position of each island in its size group
-    for size in np.unique(nb).tolist():
+    for size in np.unique(nb).tolist() if kern is None else []:
         ks = np.flatnonzero(nb == size)
         G = len(ks)
         slot[ks] = np.arange(G)
@@ -288,6 +296,8 @@ def solve_island_arrays(
     loc_a = np.where(has_a, local[np.maximum(a, 0)], -1)
     loc_b = np.where(has_b, local[np.maximum(b, 0)], -1)
     c_size = nb[isl]  # bodies in each contact's island
+    # each contact side's body in the batch (−1: none), for the compiled products
+    gbc = np.stack([np.where(lo >= 0, b_start[isl] + lo, -1) for lo in (loc_a, loc_b)], axis=1)
     c_sizes = np.unique(c_size).tolist() if C else []
 
     def lin(d: np.ndarray) -> np.ndarray:
@@ -310,8 +320,12 @@ def solve_island_arrays(
         (each (C, 2, 6) body blocks), as ``Jn @ u`` computes them: (C, len(with_u) +
         len(with_uf)). One pass over the island sizes for all of them: each row is laid out
         dense (6 · size) and multiplied by ``_seq_dot``'s ``(1, L) @ (L, 1)`` slices."""
-        blocks = np.stack(with_u + with_uf, axis=1)  # (C, nd, 2, 6)
         nu, nd = len(with_u), len(with_u) + len(with_uf)
+        if kern is not None:  # each row's sum in column order (reverse.assembly_kernel)
+            cols = [kern.block_dots(x, gbc, vel_b) for x in with_u]
+            cols += [kern.block_dots(x, gbc, uf_b) for x in with_uf]
+            return np.stack(cols, axis=1)
+        blocks = np.stack(with_u + with_uf, axis=1)  # (C, nd, 2, 6)
         out = np.zeros((C, nd))
         kinds = np.arange(nd)[None, :, None]
         for size in c_sizes:
@@ -449,7 +463,10 @@ def solve_island_arrays(
     qrow = np.zeros(R)
     Ldense: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     r_size = nb[r_isl]
-    for size in np.unique(r_size).tolist() if R else []:
+    gbr = gbc[rc]  # each row's bodies in the batch
+    if kern is not None:
+        qrow = kern.block_dots(J, gbr, uf_b)
+    for size in np.unique(r_size).tolist() if R and kern is None else []:
         rows = np.flatnonzero(r_size == size)
         Ld = 6 * size
         Jd = np.zeros((len(rows), Ld))
@@ -491,6 +508,11 @@ def solve_island_arrays(
     cv = np.concatenate(cv) if cv else np.zeros(0)
     c_isl = r_isl[cr] if len(cr) else cr
 
+    if kern is not None:
+        return _compiled_tail(
+            kern, J, W, gbr, q, m_k, r_start, r_isl, (cr, cc, cv, c_isl), inv_m, inv_I, uf_b,
+            backward, warm_starts, (bodies_all, ci, branch, b_start, ncs),
+        )  # fmt: skip
     # M = J A Wᵀ per island, stacked over islands of equal (size, rows)
     groups = list(_equal_islands(Ldense, r_isl, m_k, r_start))
     G = len(groups)
@@ -562,7 +584,38 @@ def solve_island_arrays(
     )
 
 
-def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts):
+def _compiled_tail(kern, J, W, gb, q, m_k, r_start, r_isl, couple, inv_m, inv_I, uf_b,
+                   backward, warm_starts, layout) -> IslandBatch:  # fmt: skip
+    """:func:`solve_island_arrays` from ``q`` on with the compiled products: every island's
+    ``J A Wᵀ`` into one flat array (:func:`reverse.assembly_kernel.island_matrices`), the
+    pyramids' couplings, the LCPs, and ``ufree ∓ A Wᵀ z``."""
+    bodies_all, ci, branch, b_start, ncs = layout
+    cr, cc, cv, c_isl = couple
+    m_off = np.concatenate([[0], np.cumsum(m_k * m_k)]).astype(np.int64)
+    M_flat = np.zeros(int(m_off[-1]))
+    kern.island_matrices(J, W, gb, r_start, inv_m, inv_I, M_flat, m_off[:-1])
+    if len(cr):  # distinct entries, each on an exact 0 (a slack row or column)
+        r0 = r_start[c_isl]
+        M_flat[m_off[c_isl] + (cr - r0) * m_k[c_isl] + (cc - r0)] += cv
+    t0 = time.perf_counter()
+    Ms = _FlatViews(M_flat, m_off, m_k)
+    results, z_all = _solve_lcps(Ms, None, q, m_k, r_start, r_isl, None, warm_starts,
+                                 flat=(M_flat, m_off[:-1]))  # fmt: skip
+    lcp_seconds = time.perf_counter() - t0
+    bad = ~np.isfinite(z_all)  # an unsolved LCP's iterate: the island moves by ufree (above)
+    if bad.any():
+        z_all[np.isin(r_isl, np.unique(r_isl[bad]))] = 0.0
+    du = kern.impulse_velocity(W, gb, z_all, inv_m, inv_I, len(bodies_all))
+    return IslandBatch(
+        bodies=bodies_all, velocity=uf_b - du if backward else uf_b + du, contacts=ci,
+        branch=branch, body_start=b_start, contact_start=np.concatenate([[0], np.cumsum(ncs)]),
+        n_rows=m_k, results=results, lcp_seconds=lcp_seconds, batched=results.batched,
+        pivots=results.pivots, residual=results.residual, basis=results.basis,
+        basis_start=results.basis_start,
+    )  # fmt: skip
+
+
+def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts, flat=None):
     """Each island's LCP ``Ms[k] z + q[r_start[k]:r_start[k+1]]``, as
     ``reverse.dynamics.solve_lcp(Ms[k], q_k, warm_start=warm_k)`` answers it: ``(results, z)``,
     ``results[k]`` the :class:`~reverse.lcp.LCPResult` (None for an island without rows) and
@@ -580,7 +633,7 @@ def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts):
     """
     K = len(Ms)
     solve = _dynamics.solve_lcp
-    if isinstance(Ms, _GroupViews):
+    if isinstance(Ms, _GroupViews | _FlatViews):
         posed = Ms.posed
     else:
         posed = np.array([M is not None for M in Ms], dtype=bool)
@@ -616,7 +669,12 @@ def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts):
         good[1:] &= (seg[1:] != seg[:-1]) | (warm_flat[1:] > warm_flat[:-1])
         select[seg[~good]] = False
     arrays = None
-    if solve is _lcp.solve_lcp and select.any():
+    if solve is _lcp.solve_lcp and select.any() and flat is not None:
+        warm_off = np.concatenate([[0], np.cumsum(n_warm)])
+        arrays = _lcp.solve_lcp_arrays(
+            flat[0], flat[1], q, r_start, select, warm_flat, warm_off, has & select
+        )
+    elif solve is _lcp.solve_lcp and select.any():
         m_off = np.zeros(K, dtype=np.int64)
         at, flats = 0, []
         for (_size, m, km, _pos), Mg in zip(groups, stacked, strict=True):
@@ -647,64 +705,6 @@ def _solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm_starts):
         out.explicit[k] = solve(Ms[k], q[o0:o1], warm_start=warm[k])
         z_all[o0:o1] = out.explicit[k].z
     return out, z_all
-
-
-class _GroupViews(Sequence):
-    """``Ms[k]``, island ``k``'s LCP matrix (None: no rows), as a view of its group's stacked
-    matrices, made when looked up (the batch path reads the stacks; only islands solved one
-    by one look theirs up)."""
-
-    def __init__(self, stacked, gid, gpos):
-        self.stacked, self.gid, self.gpos = stacked, gid, gpos
-        self.posed = gid >= 0
-
-    def __len__(self) -> int:
-        return len(self.gid)
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(len(self)))]
-        k = range(len(self))[k]
-        g = int(self.gid[k])
-        return None if g < 0 else self.stacked[g][self.gpos[k]]
-
-
-class _Results(Sequence):
-    """The islands' :class:`~reverse.lcp.LCPResult` (None: no rows), as
-    :func:`solve_island_arrays` returns them: those of the compiled batch call are made when
-    looked up, from its arrays — the same fields as the list this replaced (z and w views of
-    the batch's, status "solved", its pivots, the basis, residual, no fallback, the start) —
-    so a step that reads the arrays (the stepper) makes none; the others (the ladder's) are
-    held as answered."""
-
-    def __init__(self, K: int):
-        self.K = K
-        self.explicit: dict[int, LCPResult] = {}
-        self.batched = np.zeros(K, dtype=bool)
-        self.pivots = np.zeros(K, dtype=np.int64)
-        self.residual = np.zeros(K)
-        self.basis = np.zeros(0, dtype=np.int64)
-        self.basis_start = np.zeros(K + 1, dtype=np.int64)
-        self.arrays = None
-        self.r_start = None
-
-    def __len__(self) -> int:
-        return self.K
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(self.K))]
-        k = range(self.K)[k]  # negative indices, bounds
-        if k in self.explicit:
-            return self.explicit[k]
-        if not self.batched[k]:
-            return None
-        a, o0, o1 = self.arrays, int(self.r_start[k]), int(self.r_start[k + 1])
-        return LCPResult(
-            a.z[o0:o1], a.w[o0:o1], "solved", int(a.pivots[k]),
-            self.basis[self.basis_start[k] : self.basis_start[k + 1]],
-            float(a.residual[k]), "", _lcp.START_NAMES[int(a.route[k])],
-        )  # fmt: skip
 
 
 def _equal_islands(ldense: dict, r_isl: np.ndarray, m_k: np.ndarray, r_start: np.ndarray):

@@ -93,6 +93,8 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     and :func:`rotation_matrix` about ten times per step on every body; the arithmetic, and so
     every bit of the result, is the stacked form's)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim == 2 and a.shape == b.shape and a.shape[1] == 4 and (kern := assembly_kernels()):
+        return kern.quat_multiply_rows(a, b)  # these expressions compiled: the same bits
     ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     out = np.empty(np.broadcast_shapes(a.shape, b.shape))
@@ -126,6 +128,8 @@ def rotation_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (entries written in place, as
     in :func:`quat_multiply`)."""
     q = np.asarray(q, dtype=float)
+    if q.ndim == 2 and q.shape[1] == 4 and (kern := assembly_kernels()):
+        return kern.rotation_matrix_rows(q)  # these expressions compiled: the same bits
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     R = np.empty((*q.shape[:-1], 3, 3))
     R[..., 0, 0] = 1 - 2 * (y * y + z * z)
@@ -277,6 +281,24 @@ class IslandSolution:
 
 
 # ----------------------------------------------------------------------------- assembly
+def assembly_kernels():
+    """:mod:`reverse.assembly_kernel` (the products of the assembly as sums in index order, the
+    same on every CPU), imported on first use; None without numba: the products are then
+    numpy's (OpenBLAS), as before it. Tests set :data:`USE_ASSEMBLY_KERNELS` False to compare."""
+    if not _KERNELS:
+        try:
+            from reverse import assembly_kernel
+        except ImportError:
+            assembly_kernel = None
+        _KERNELS.append(assembly_kernel)
+    return _KERNELS[0] if USE_ASSEMBLY_KERNELS else None
+
+
+#: Whether the compiled products are used when numba is there (tests compare both paths).
+USE_ASSEMBLY_KERNELS = True
+_KERNELS: list = []
+
+
 def _cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cross product of two 3-vectors (``np.cross`` costs ~60 µs of axis handling per call, the
     largest single item of the assembly in a profile of a 264-row island)."""
@@ -404,9 +426,13 @@ def solve_island(
         F[6 * k + 3 : 6 * k + 6] = rigid.torque[b]
         u[6 * k : 6 * k + 6] = velocity[b]
 
-    # The free velocity: forward u⁻ + A h F, backward u_move − A h F (Eq. 2, 13)
+    # The free velocity: forward u⁻ + A h F, backward u_move − A h F (Eq. 2, 13). Without
+    # joints the products are the compiled sums of reverse.assembly_kernel (the batched path's
+    # numbers), with joints (and without numba) numpy's.
+    kern = assembly_kernels() if joints is None or not joints.G.shape[0] else None
+    dot = (lambda a, b: a @ b) if kern is None else kern.dense_dot
     sign = -1.0 if backward else 1.0
-    ufree = u + sign * dt * (A @ F)
+    ufree = u + sign * dt * (A @ F if kern is None else kern.dense_matvec(A, F))
     At = A
     if joints is not None and joints.G.shape[0]:
         cols = np.concatenate([np.arange(6 * b, 6 * b + 6) for b in bodies])
@@ -446,7 +472,7 @@ def solve_island(
         col_n = Jn.copy()
         fric, roll, spin = mu > 0, rho > 0, sig > 0
         if backward:
-            vn = Jn @ u
+            vn = dot(Jn, u)
             if vn > delta:
                 # Separating at t: an elastic collision (Eq. 7) if the forward step could have
                 # produced it, otherwise the contact carried no impulse.
@@ -459,7 +485,7 @@ def solve_island(
             else:
                 gn, br = float(goals.normal[i]), "resting"  # Eq. 8
             Jt1, Jt2 = isl.linear_row(a, b, p, t1), isl.linear_row(a, b, p, t2)
-            vt = np.array([Jt1 @ u, Jt2 @ u])
+            vt = np.array([dot(Jt1, u), dot(Jt2, u)])
             if fric and np.hypot(*vt) > delta:  # sliding at t: maximal friction, folded
                 s = (vt[0] * t1 + vt[1] * t2) / np.hypot(*vt)
                 col_n = col_n - mu * isl.linear_row(a, b, p, s)
@@ -467,22 +493,22 @@ def solve_island(
                 br += "+slide"
             if roll:
                 Jr = (isl.angular_row(a, b, r1), isl.angular_row(a, b, r2))
-                wr = np.array([Jr[0] @ u, Jr[1] @ u])
+                wr = np.array([dot(Jr[0], u), dot(Jr[1], u)])
                 if np.hypot(*wr) > delta_angular:
                     e = (wr[0] * r1 + wr[1] * r2) / np.hypot(*wr)
                     col_n = col_n - rho * isl.angular_row(a, b, e)
                     roll = False
             if spin:
-                ws = isl.angular_row(a, b, n) @ u
+                ws = dot(isl.angular_row(a, b, n), u)
                 if abs(ws) > delta_angular:
                     col_n = col_n - sig * np.sign(ws) * isl.angular_row(a, b, n)
                     spin = False
             branch[i] = br
-            qn = -(Jn @ ufree) - gn
+            qn = -dot(Jn, ufree) - gn
         else:
-            vn_pre = Jn @ u
+            vn_pre = dot(Jn, u)
             eff = alpha if vn_pre < -epsilon else 0.0  # restitution cut-off (§2.1)
-            qn = Jn @ ufree + eff * vn_pre
+            qn = dot(Jn, ufree) + eff * vn_pre
             branch[i] = "elastic" if eff > 0 else "contact"
         jn = len(rows)
         normal_var[i] = jn
@@ -509,9 +535,9 @@ def solve_island(
                     # d · goal in explicit arithmetic, not BLAS: ``dvec @ goal_vec`` is
                     # OpenBLAS's ddot, whose kernel (FMA or not) depends on the CPU, and
                     # reverse.batched computes the same term over all rows at once
-                    qvel.append(-(Jd @ ufree) + float(_dot3(dvec, goal_vec)))
+                    qvel.append(-dot(Jd, ufree) + float(_dot3(dvec, goal_vec)))
                 else:
-                    qvel.append(Jd @ ufree)
+                    qvel.append(dot(Jd, ufree))
             if pull >= 0:
                 # Attraction (§4 "Stacking"): the rows of d and −d are negatives of each other,
                 # so without λ both w ≥ 0 make each w zero — the tangential (rolling, spinning)
@@ -546,7 +572,7 @@ def solve_island(
         return IslandSolution(bodies, vel.reshape(nb, 6), np.zeros(nc), None, 0, branch)
     Jm = np.array(rows)
     Wm = np.array(wcols)
-    M = Jm @ At @ Wm.T
+    M = Jm @ At @ Wm.T if kern is None else kern.dense_jaw(Jm, At, Wm)
     for r, cidx, v in couple:
         M[r, cidx] += v
     q = np.array(qvel)
@@ -556,7 +582,7 @@ def solve_island(
     res = solve_lcp(M, q, warm_start=warm_start)
     lcp_seconds = time.perf_counter() - t0
     z = res.z if np.all(np.isfinite(res.z)) else np.zeros(m)
-    du = At @ (Wm.T @ z)
+    du = At @ (Wm.T @ z) if kern is None else kern.dense_matvec(At, kern.dense_matvec(Wm.T, z))
     vel = ufree - du if backward else ufree + du
     pn = np.array([z[j] if j >= 0 else 0.0 for j in normal_var])
     pulling = pull_var >= 0

@@ -192,7 +192,7 @@ def backward_configuration(
         q_fixed = quat_multiply(quat_exp(-dt * w_fixed), q_plus[fixed])
         change[fixed] = np.max(np.abs(q_fixed - q[fixed]), axis=1)
         q[fixed], w[fixed] = q_fixed, w_fixed
-    active = mov
+    active = mov  # only moving bodies are iterated (``at`` below: all of them, or a subset)
     # The periodic bodies, their iteration k0 and period p (one entry per body, so that each
     # iteration looks their changes up in one indexing however many groups there are).
     per_body = np.zeros(0, dtype=int)
@@ -212,10 +212,10 @@ def backward_configuration(
         if active.size:
             at = slice(None) if active.size == n else active  # views while all are active
             qa = q[at].copy()
-            mv = moving[at]
+            # every active body moves (the static ones never enter the loop): the solve runs
+            # on all rows as they are, the numbers of the masked copies it replaced
             Iw = world_inertia(rigid.inertia[at], qa)
-            w_new = np.zeros((len(active), 3))
-            w_new[mv] = np.linalg.solve(Iw[mv], L[at][mv][..., None])[..., 0]
+            w_new = np.linalg.solve(Iw, L[at][..., None])[..., 0]
             q_new = quat_multiply(quat_exp(-dt * w_new), q_plus[at])
             ch = np.max(np.abs(q_new - qa), axis=1)
             Hq[k, at], Hw[k, at], Hc[k, at] = q_new, w_new, ch
