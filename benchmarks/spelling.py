@@ -29,6 +29,9 @@ run). ``--no-forward`` skips it.
 Usage: ``python benchmarks/spelling.py [--text TEXT] [--per-side N] [--duration S] [-o OUT.h5]``
 (``-o`` also writes the run, to replay or render: ``workbench replay OUT.h5 --frames DIR``).
 The issue's "LO" measurement: ``python benchmarks/spelling.py --text LO --duration 1.25``.
+The first run on a machine compiles the numba kernels (``reverse/lemke_kernel.py``,
+``reverse/assembly_kernel.py``) into numba's cache: start-up, outside the per-step numbers but
+inside the wall time — run once before timing the 3875-ball wall time.
 ``--loose-orientation`` runs with ``StepSettings(orientation_strict=False)`` (the orientation's
 fixed point stops at 1e-14 instead of 1e-15; ``reverse/integration.py``).
 """
