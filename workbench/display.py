@@ -4,7 +4,9 @@ server" and hangs, deaf to Ctrl-C (docs/architecture.md, "PyBullet facts").
 
 :func:`display_problem` connects to the X server ``DISPLAY`` names and sends the X11 connection
 setup request, with the display's MIT-MAGIC-COOKIE-1 from ``XAUTHORITY`` as libxcb would, and
-wants Success back within :data:`DISPLAY_TIMEOUT`. Pure standard library.
+wants Success back within :data:`DISPLAY_TIMEOUT`. :func:`held_display` asks the same and keeps the
+connection open while the viewer starts: an X server with no client left resets, and refuses
+connections while it does. Pure standard library.
 """
 
 from __future__ import annotations
@@ -16,11 +18,17 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["display_problem", "DISPLAY_TIMEOUT"]
+__all__ = ["display_problem", "held_display", "DISPLAY_TIMEOUT", "LOCAL_DISPLAY_TIMEOUT"]
 
 #: How long to wait for an X server to accept a connection and answer its setup request, s,
 #: before calling it unreachable (a local Xvfb answers in about a millisecond).
 DISPLAY_TIMEOUT = 1.0
+
+#: The same for a local display's socket (``/tmp/.X11-unix/XN``), s, where only an X server
+#: listens: one that is resetting (its last client just left, e.g. the previous viewer) accepts
+#: at once and answers when the reset is done, which took more than 1 s with the machine's two
+#: cores busy (load 12: test_replay_under_xvfb's second replay was refused).
+LOCAL_DISPLAY_TIMEOUT = 5.0
 
 #: First byte of an X server's answer to the connection setup request (X11 protocol,
 #: "Connection Setup"): Failed, Success, Authenticate.
@@ -44,49 +52,88 @@ def display_problem(env: dict | None = None) -> str | None:
     port 6000 + N on ``host`` otherwise. On the socket goes the X11 connection setup request with
     the display's MIT-MAGIC-COOKIE-1 from ``XAUTHORITY`` (default ``~/.Xauthority``) when it has
     one (:func:`_setup_request`); the first byte of the answer must come within
-    :data:`DISPLAY_TIMEOUT` and be 1 (Success). A socket that accepts but does not answer as an X
-    server (anything listening on the port, a firewall that accepts every connection) is a
-    problem, and so is an X server that refuses us (0 Failed, 2 Authenticate): PyBullet, which
-    connects the same way, would be refused too. Other systems need no ``DISPLAY``.
+    :data:`DISPLAY_TIMEOUT` (:data:`LOCAL_DISPLAY_TIMEOUT` on a local socket) and be 1 (Success). A
+    socket that accepts but does not answer as an X server (anything listening on the port, a
+    firewall that accepts every connection) is a problem, and so is an X server that refuses us (0
+    Failed, 2 Authenticate): PyBullet, which connects the same way, would be refused too. Other
+    systems need no ``DISPLAY``.
     """
+    problem, connection = _probe(env)
+    if connection is not None:
+        connection.close()
+    return problem
+
+
+@contextlib.contextmanager
+def held_display(env: dict | None = None):
+    """:func:`display_problem`'s answer, with the connection that got it held open until the
+    ``with`` block ends.
+
+    An X server whose last client disconnects resets (X11's "server reset", the default of Xorg
+    and Xvfb; ``-noreset`` turns it off), and a connection that comes while it resets fails.
+    When the probe of :func:`display_problem` is the display's only client (a fresh Xvfb, as
+    ``xvfb-run`` starts), closing it before PyBullet connects starts that reset; PyBullet's GUI
+    thread then gets no display, prints "cannot connect to X server" and calls ``exit``, which
+    hangs for good while the main thread holds the GIL (HDF5's exit handler waits for it).
+    Measured under two busy loops on two cores: 7 of 42 ``workbench replay`` starts hung so. Held
+    until the viewer's own connection is up, the probe keeps the server from resetting.
+    """
+    problem, connection = _probe(env)
+    try:
+        yield problem
+    finally:
+        if connection is not None:
+            connection.close()
+
+
+def _probe(env: dict | None) -> tuple[str | None, socket.socket | None]:
+    """:func:`display_problem`'s answer, and the open connection to the X server when there is
+    no problem and one was made (None on other systems)."""
     if not sys.platform.startswith("linux"):
-        return None
+        return None, None
     env = os.environ if env is None else env
     display = env.get("DISPLAY", "")
     if not display:
-        return "no display: DISPLAY is not set"
+        return "no display: DISPLAY is not set", None
     host, _, rest = display.rpartition(":")
     number = rest.split(".")[0]
     if not number.isdigit():
-        return f"no display: DISPLAY={display!r} is not of the form [host]:N"
+        return f"no display: DISPLAY={display!r} is not of the form [host]:N", None
     if host in ("", "unix"):
         addresses = [(socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
         addresses.append((socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"))  # abstract socket
     else:
         addresses = [(socket.AF_INET, (host, 6000 + int(number)))]
     for family, address in addresses:
-        with socket.socket(family, socket.SOCK_STREAM) as sock:
-            deadline = time.monotonic() + DISPLAY_TIMEOUT
-            sock.settimeout(DISPLAY_TIMEOUT)
-            try:
-                sock.connect(address)
-            except OSError:
-                continue  # nothing there: try the next address
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        timeout = LOCAL_DISPLAY_TIMEOUT if family == socket.AF_UNIX else DISPLAY_TIMEOUT
+        deadline = time.monotonic() + timeout
+        sock.settimeout(timeout)
+        try:
+            sock.connect(address)
+        except OSError:
+            sock.close()
+            continue  # nothing there: try the next address
+        try:
             peer = sock.getpeername()[0] if family == socket.AF_INET else None
             request = _setup_request(_xauth_cookie(env, number, peer))
             answer = _x_answer(sock, request, deadline)
+        except BaseException:
+            sock.close()
+            raise
         if answer == _X_SUCCESS:
-            return None
+            return None, sock
+        sock.close()
         if answer in (_X_FAILED, _X_AUTHENTICATE):
             return (
                 f"no display: the X server of DISPLAY={display!r} refused the connection "
                 "(not authorized: see XAUTHORITY and xhost)"
-            )
+            ), None
         return (
             f"no display: DISPLAY={display!r} accepts connections but does not answer as an X "
             "server"
-        )
-    return f"no display: cannot connect to the X server of DISPLAY={display!r}"
+        ), None
+    return f"no display: cannot connect to the X server of DISPLAY={display!r}", None
 
 
 def _setup_request(cookie: tuple[bytes, bytes] | None) -> bytes:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.camera import Camera
-from workbench.display import display_problem
+from workbench.display import held_display
 from workbench.errors import WorkbenchError
 from workbench.framing import (
     CAMERA_PITCH,
@@ -146,6 +148,11 @@ def replay(
     above the scene. Returns when playback ends (or, with ``loop``, when the window is closed);
     closing the window at any time stops playback cleanly.
 
+    Ctrl-C (SIGINT) at any time, the window's start included, closes the window and raises
+    :class:`KeyboardInterrupt` (:func:`_interrupts_between_calls`): called from the main thread
+    with Python's default SIGINT handler in place, the interrupt is noted while PyBullet works
+    and raised between its calls, so it never cuts one short.
+
     Parameters
     ----------
     scene : Scene
@@ -170,32 +177,40 @@ def replay(
     ------
     WorkbenchError
         For a speed outside :data:`SPEED_RANGE`, an empty trajectory, a trajectory of other
-        bodies, or no display to open the viewer on (:func:`display_problem`; the message says
-        what to do instead).
+        bodies, or no display to open the viewer on (:func:`~workbench.display.display_problem`;
+        the message says what to do instead).
+    KeyboardInterrupt
+        On Ctrl-C, once the window is closed.
     """
     speed = _check_range("speed", speed, SPEED_RANGE)
     order, tau = _playback(scene, traj, reverse)
     keep = np.unique(records_at_rate(tau, REPLAY_FPS / speed))
     shown, due = order[keep], tau[keep] / speed  # wall-clock time of each frame from the start
-    problem = display_problem()
-    if problem is not None:
-        raise WorkbenchError(f"cannot open the viewer ({problem}); {NO_DISPLAY_HINT}")
     if camera is None:
         camera = frame_camera(scene, [traj], VIEWER_ASPECT, fov=VIEWER_FOV_DEG)
     # the time, 80% of the way up the viewer's half-height at the target's depth
     half_height = camera.distance * math.tan(math.radians(VIEWER_FOV_DEG) / 2.0)
     text_at = np.asarray(camera.target, dtype=float) + 0.8 * half_height * camera.up()
-    with _quiet_c_stdout():
-        _replay(scene, traj, shown, due, camera, text_at, hold, loop)
+    # the display's connection stays open until the session ends, so the X server cannot reset
+    # between the check and PyBullet's own connection (workbench.display.held_display)
+    with held_display() as problem:
+        if problem is not None:
+            raise WorkbenchError(f"cannot open the viewer ({problem}); {NO_DISPLAY_HINT}")
+        with _interrupts_between_calls() as check, _quiet_c_stdout():
+            _replay(scene, traj, shown, due, camera, text_at, hold, loop, check)
 
 
-def _replay(scene, traj, shown, due, camera: Camera, text_at, hold: bool, loop: bool) -> None:
-    """The viewer's session of :func:`replay`: open the window, show the frames when due."""
+def _replay(
+    scene, traj, shown, due, camera: Camera, text_at, hold: bool, loop: bool, check
+) -> None:
+    """The viewer's session of :func:`replay`: open the window, show the frames when due;
+    ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was pressed."""
     print("PyBullet viewer: close its window or press Ctrl-C to stop", flush=True)
     engine = Engine(
         scene, gui=True, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
     )
     try:
+        check()  # pressed while the window opened: the engine exists, so it is closed below
         engine.freeze()
         engine.set_view(np.asarray(camera.target), camera.distance, camera.yaw, camera.pitch)
         text_id = -1
@@ -205,14 +220,14 @@ def _replay(scene, traj, shown, due, camera: Camera, text_at, hold: bool, loop: 
                 now = time.perf_counter() - start
                 if k + 1 < len(shown) and due[k + 1] <= now:
                     continue  # behind the clock: the next frame is already due
-                if not _wait(engine, start + due[k]):
+                if not _wait(engine, start + due[k], check):
                     return
                 engine.set_state(*_placement(traj, i))
                 text_id = engine.show_text(f"t = {traj.time[i]:.3f} s", text_at, text_id)
             if hold and not loop:
-                _wait(engine, math.inf)  # until the window is closed
+                _wait(engine, math.inf, check)  # until the window is closed
                 return
-            if not loop or not _wait(engine, time.perf_counter() + LOOP_PAUSE):
+            if not loop or not _wait(engine, time.perf_counter() + LOOP_PAUSE, check):
                 return
     except engine.error:
         if engine.is_connected():
@@ -220,6 +235,45 @@ def _replay(scene, traj, shown, due, camera: Camera, text_at, hold: bool, loop: 
         # The window was closed between the check and the call: a normal way to stop.
     finally:
         engine.close()
+
+
+@contextlib.contextmanager
+def _interrupts_between_calls():
+    """Within the block, Ctrl-C (SIGINT) is noted, and the ``check()`` it yields raises
+    :class:`KeyboardInterrupt` once it was; after the block, a noted interrupt the block did not
+    raise is raised.
+
+    Python raises a :class:`KeyboardInterrupt` at the first bytecode after the C call the signal
+    came during. After ``p.connect(p.GUI)`` (seconds under load) that is before its client id
+    is stored, so nothing could close the window: it stayed open until the interpreter's exit,
+    whose disconnect printed PyBullet's shut-down lines on stdout and took seconds (16 and 12
+    of 42 interrupted starts under two busy loops). Noted instead, the interrupt is raised by the
+    viewer between PyBullet calls, with the engine in hand to close.
+
+    Outside the main thread, or when SIGINT has a handler other than Python's default, nothing
+    is changed and ``check()`` does nothing.
+    """
+    noted: list[int] = []
+
+    def note(signum, frame) -> None:
+        noted.append(signum)
+
+    def check() -> None:
+        if noted:
+            raise KeyboardInterrupt
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: None
+        return
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    check()
 
 
 @contextlib.contextmanager
@@ -517,10 +571,11 @@ def _placement(traj: Trajectory, i: int) -> tuple[State, np.ndarray | None]:
     return State(traj.position[i], traj.orientation[i], zeros, zeros), joints
 
 
-def _wait(engine: Engine, until: float) -> bool:
-    """Sleep until ``time.perf_counter() >= until``, in short naps; False once the viewer window
-    has been closed."""
+def _wait(engine: Engine, until: float, check) -> bool:
+    """Sleep until ``time.perf_counter() >= until``, in short naps, calling ``check()`` (which
+    raises on Ctrl-C) before each; False once the viewer window has been closed."""
     while True:
+        check()
         if not engine.is_connected():
             return False
         left = until - time.perf_counter()

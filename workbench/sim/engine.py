@@ -215,8 +215,9 @@ class Engine:
         mode = self._p.GUI if gui else self._p.DIRECT
         self._client = None
         try:
-            # inside the try: a Ctrl-C that arrives during a GUI connect is raised as soon as
-            # connect returns, and must not leave the client (and its window) open
+            # a Ctrl-C during a GUI connect is raised before its result is stored (Python checks
+            # for signals as the call returns), so close() cannot end that client: callers that
+            # must close the window defer SIGINT (viewer._interrupts_between_calls)
             self._client = self._p.connect(mode)
             if self._client < 0:
                 raise RuntimeError(
