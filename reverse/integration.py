@@ -17,8 +17,9 @@ Forward, from ``(x⁻, q⁻, v⁻, ω⁻)``:
 Backward, from ``(x⁺, q⁺, v⁺, ω⁺)``:
 
 1. ``L⁺ = I_w(q⁺) ω⁺``; ``q⁻`` solves ``q⁻ = exp(−h I_w(q⁻)⁻¹ L⁺) ⊗ q⁺`` (fixed-point iteration,
-   to 1e-15; one iteration for bodies with isotropic inertia; a safeguarded Newton solve for
-   the bodies where it does not converge, below), ``ω_m = I_w(q⁻)⁻¹ L⁺``,
+   to 1e-15; none for bodies with isotropic inertia, whose solution is explicit:
+   ``ω_m = ω⁺``, ``q⁻ = exp(−h ω⁺) ⊗ q⁺``; a safeguarded Newton solve for the bodies where it
+   does not converge, below), ``ω_m = I_w(q⁻)⁻¹ L⁺``,
    ``x⁻ = x⁺ − h v⁺`` — the start-of-step configuration is known *before* the LCP;
 2. contacts are found at ``(x⁻, q⁻)`` — where the forward step would find them;
 3. the backward LCP (Eq. 13–15, goals of Eq. 7–10) gives ``u⁻``.
@@ -193,6 +194,20 @@ def backward_configuration(
         change[fixed] = np.max(np.abs(q_fixed - q[fixed]), axis=1)
         q[fixed], w[fixed] = q_fixed, w_fixed
     active = mov  # only moving bodies are iterated (``at`` below: all of them, or a subset)
+    # Moving bodies with isotropic inertia (I_body = c·1 to the bit: balls) need no iteration
+    # either: I_w(q) = R c·1 Rᵀ = c·1 for every q, so the solution of q⁻ = exp(−h I_w(q⁻)⁻¹ L⁺)
+    # ⊗ q⁺ is explicit — ω_m = L⁺/c = ω⁺ and q⁻ = exp(−h ω⁺) ⊗ q⁺, the first iterate q₀ above
+    # ([1]_ §3.3 with Eq. 12's I_w constant). Iterating only adds round-off to it (I_w(q)
+    # computed is c·1 up to a few ulps), and for a fast-spinning ball that round-off cycles
+    # just above FIXED_POINT_TOL for up to ~43 iterations a step: 30% of the 3875-ball spelling
+    # run (issue 17, fourth round). ω_m = ω⁺ also makes I_w ω_m = L⁺ exact in torque-free
+    # flight. Not bit-identical to the loop, whose answer is an iterate within a few ulps of q₀
+    # (and, in a scene with balls, the loop's count and so the other bodies' last iterate can
+    # change within FIXED_POINT_TOL); reverse/integration.py's tests bound both per step.
+    iso = mov[_isotropic(rigid.inertia[mov])]
+    if iso.size:
+        change[iso] = 0.0  # q[iso], w[iso] are q₀ and ω⁺ already
+        active = np.setdiff1d(mov, iso, assume_unique=True)
     # The periodic bodies, their iteration k0 and period p (one entry per body, so that each
     # iteration looks their changes up in one indexing however many groups there are).
     per_body = np.zeros(0, dtype=int)
@@ -271,6 +286,15 @@ def backward_configuration(
     if good.size:
         worst = max(worst, float(np.max(change[good])))
     return BackwardConfiguration(x, q, w, iters + most, worst, ok_all, len(bad))
+
+
+def _isotropic(inertia: np.ndarray) -> np.ndarray:
+    """Which body-frame inertias (n, 3, 3) are ``c·1`` to the bit (equal diagonal, exact zeros
+    elsewhere): exact equality, since only then is ``I_w(q)`` the same for every ``q`` — a
+    nearly isotropic body still precesses, and iterating it is what its physics asks for."""
+    d = np.diagonal(inertia, axis1=1, axis2=2)
+    off = inertia - d[:, :, None] * np.eye(3)
+    return (d[:, 0] == d[:, 1]) & (d[:, 1] == d[:, 2]) & np.all(off == 0.0, axis=(1, 2))
 
 
 def _map(inertia: np.ndarray, L: np.ndarray, q_plus: np.ndarray, h: float, q: np.ndarray):

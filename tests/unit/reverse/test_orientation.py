@@ -199,10 +199,13 @@ def test_the_scene_state_record_has_real_contact_diagnostics():
 
 def test_non_strict_stops_at_round_off_for_fast_spinning_balls():
     """Balls spinning fast: the strict fixed point's change wanders in round-off just above
-    1e-15 and runs to the cap; ``strict=False`` stops at NEWTON_TOL, and both conserve L."""
+    1e-15 and runs to the cap; ``strict=False`` stops at NEWTON_TOL, and both conserve L.
+    (Exactly isotropic balls are not iterated at all: one moment one ulp off keeps them in the
+    loop, whose round-off is the same.)"""
     rng = np.random.default_rng(3)
     n = 400
     inertia = np.tile(4.8e-6 * np.eye(3), (n, 1, 1))
+    inertia[:, 0, 0] = np.nextafter(4.8e-6, 1.0)
     rigid = RigidBodies(tuple(f"b{i}" for i in range(n)), np.full(n, 0.03), inertia,
                         np.zeros((n, 3)), np.zeros((n, 3)))  # fmt: skip
     q = rng.normal(size=(n, 4))
@@ -218,3 +221,37 @@ def test_non_strict_stops_at_round_off_for_fast_spinning_balls():
         L = np.einsum("nij,nj->ni", world_inertia(rigid.inertia, cfg.orientation),
                       cfg.angular_velocity)  # fmt: skip
         assert np.max(np.abs(L - L0)) <= 1e-12 * np.max(np.abs(L0))
+
+
+def test_isotropic_bodies_are_solved_explicitly():
+    """Balls (I_body = c·1): no iteration — ``ω_m = ω⁺`` and ``q⁻ = exp(−h ω⁺) ⊗ q⁺`` to the
+    bit, so ``I_w(q⁻) ω_m`` is ``L⁺`` exactly at any ``h|ω|``; the iterated answer (the first
+    implementation's loop) is within round-off of it; a body one ulp from isotropic, and an
+    anisotropic one beside the balls, are still iterated to the loop's tolerance."""
+    rng = np.random.default_rng(5)
+    n, h, c = 60, 1 / 120, 4.8e-6
+    inertia = np.tile(c * np.eye(3), (n, 1, 1))
+    inertia[-2, 0, 0] = np.nextafter(c, 1.0)  # one ulp off: a (barely) precessing body
+    inertia[-1] = np.diag([1e-6, 3e-6, 4e-6])  # a box's
+    rigid = RigidBodies(tuple(f"b{i}" for i in range(n)), np.full(n, 0.03), inertia,
+                        np.zeros((n, 3)), np.zeros((n, 3)))  # fmt: skip
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    w = rng.normal(size=(n, 3)) * 150.0  # h|ω| up to ≈ 3 rad
+    s = State(np.zeros((n, 3)), q, np.zeros((n, 3)), w)
+    cfg = backward_configuration(s, rigid, h)
+    balls = slice(0, n - 2)
+    assert cfg.converged
+    assert np.array_equal(cfg.angular_velocity[balls], w[balls])
+    assert np.array_equal(cfg.orientation[balls], quat_multiply(quat_exp(-h * w[balls]), q[balls]))
+    ref_q = reference_backward_configuration(s, rigid, h)[1]
+    # the loop's iterates of a ball wander in round-off around q₀: a few ulps of a unit
+    # quaternion's components (2.2e-16 each), bounded here by 1e-14
+    # (the box at h|ω| ≈ 3 rad is left out: that loop does not converge, Newton solves it)
+    assert np.max(np.abs(cfg.orientation[: n - 1] - ref_q[: n - 1])) <= 1e-14
+    # the two iterated bodies meet the fixed point's own tolerance: q = G(q) within it
+    for j in (n - 2, n - 1):
+        Iw = world_inertia(inertia[j][None], cfg.orientation[j][None])[0]
+        L = world_inertia(inertia[j][None], q[j][None])[0] @ w[j]
+        g = quat_multiply(quat_exp(-h * np.linalg.solve(Iw, L))[None], q[j][None])[0]
+        assert np.max(np.abs(g - cfg.orientation[j])) <= NEWTON_TOL
