@@ -227,19 +227,13 @@ def test_compiled_products_agree_with_blas_within_1e_12(seed, direction, monkeyp
     import reverse.dynamics as dynamics
     from reverse.batched import solve_islands
     from reverse.dynamics import Goals, world_inertia
-    from tests.unit.reverse.test_batched import random_problem
+    from tests.unit.reverse.test_batched import contact_islands, random_problem
 
     rigid, x, q, vel, contacts, goals, attract, rng = random_problem(seed)
     n = len(rigid.mass)
     awake = rigid.moving & (rng.random(n) < 0.85)
     islands = find_islands(n, awake, np.column_stack([contacts.body_a, contacts.body_b]))
-    label = np.full(n, -1)
-    for k, bodies in enumerate(islands):
-        label[bodies] = k
-    a, b = contacts.body_a, contacts.body_b
-    la = np.where(a >= 0, label[np.maximum(a, 0)], -1)
-    lb = np.where(b >= 0, label[np.maximum(b, 0)], -1)
-    c_island = np.where(la >= 0, la, lb)
+    la, lb, c_island = contact_islands(n, islands, contacts)
     keep = [k for k in range(len(islands)) if np.any(c_island == k)]
     backward = direction == "backward"
     kw = dict(

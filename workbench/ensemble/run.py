@@ -124,8 +124,9 @@ HELPER_MIN_SHARE = 0.01
 
 #: A serial run writes from a thread behind the realizations (and has them compressed there or
 #: by a helper process); False: this thread compresses and writes each task when it is done,
-#: so that nothing runs beside the realizations (two processes at once each run 8-46% slower on
-#: the 2-core machine of docs/ensembles.md, and a compressing thread slows them the same way).
+#: so that nothing runs beside the realizations (two processes at once each ran 8-46% slower on
+#: the 2-core machine of docs/ensembles.md in one session and at full speed in the next, S ≈ 2.0:
+#: which mode is faster is not settled there; both write the same bytes).
 SERIAL_WRITER_THREAD = True
 
 #: Switch interval (s) while a serial run's writer thread runs, or None: Python's (5 ms). The

@@ -64,6 +64,18 @@ def random_problem(seed: int, n: int = 40, nc: int = 90):
     return rigid, x, q, vel, contacts, goals, attract, rng
 
 
+def contact_islands(n, islands, contacts):
+    """Each contact's island (``c_island``; −1 for none) and the islands of its two bodies
+    (``la``, ``lb``; −1 for the world or a body in no island), as the stepper labels them."""
+    label = np.full(n, -1)
+    for k, bodies in enumerate(islands):
+        label[bodies] = k
+    a, b = contacts.body_a, contacts.body_b
+    la = np.where(a >= 0, label[np.maximum(a, 0)], -1)
+    lb = np.where(b >= 0, label[np.maximum(b, 0)], -1)
+    return la, lb, np.where(la >= 0, la, lb)
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("direction", ["backward", "forward"])
 def test_batched_islands_are_bit_identical_to_one_by_one(seed, direction):
@@ -73,13 +85,7 @@ def test_batched_islands_are_bit_identical_to_one_by_one(seed, direction):
     awake = moving & (rng.random(n) < 0.85)  # some sleeping bodies act as the world
     pairs = np.column_stack([contacts.body_a, contacts.body_b])
     islands = find_islands(n, awake, pairs)
-    label = np.full(n, -1)
-    for k, bodies in enumerate(islands):
-        label[bodies] = k
-    a, b = contacts.body_a, contacts.body_b
-    la = np.where(a >= 0, label[np.maximum(a, 0)], -1)
-    lb = np.where(b >= 0, label[np.maximum(b, 0)], -1)
-    c_island = np.where(la >= 0, la, lb)
+    la, lb, c_island = contact_islands(n, islands, contacts)
     sets = [np.flatnonzero(c_island == k) for k in range(len(islands))]
     keep = [k for k in range(len(islands)) if len(sets[k])]
     Iw = world_inertia(rigid.inertia, q)
