@@ -48,7 +48,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import copy  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -131,7 +130,7 @@ def run_scene_steps(
         for k in range(steps):
             policy.reverse_time = k * DT
             log.clear()
-            before = _stepper_memory(stepper) if replaying and k == 0 else None
+            before = stepper.memory() if replaying and k == 0 else None
             t0 = time.perf_counter()
             start, (state, _) = state, stepper.backward(state, policy)
             t_step = time.perf_counter() - t0
@@ -145,11 +144,11 @@ def run_scene_steps(
                 np.savez_compressed(save_z, z=res.z)
                 print(f"saved step 1's z to {save_z}")
             if before is not None:
-                after = _stepper_memory(stepper)
+                after = stepper.memory()
                 alts = [("shipped answer (replay check)", res.z)]
                 alts += _alternatives(M, q, replay_blocks, replay_z)
                 rows = _replay(stepper, policy, start, state, seen[0], M, q, res, alts, before)
-                _stepper_restore(stepper, after)
+                stepper.restore(after)
     finally:
         dynamics.solve_lcp = real
         stepper.contact_source = source
@@ -158,17 +157,6 @@ def run_scene_steps(
         np.savez_compressed(save, **stored)
         print(f"saved {len(stored) // 3} LCPs to {save}")
     return rows
-
-
-def _stepper_memory(stepper) -> tuple:
-    """What a backward step changes in the stepper besides the state (warm starts, elastic
-    collisions, reverse time), copied."""
-    return (copy.deepcopy(stepper._warm), copy.deepcopy(stepper._elastic), stepper.reverse_time)
-
-
-def _stepper_restore(stepper, memory: tuple) -> None:
-    stepper._warm, stepper._elastic = copy.deepcopy(memory[0]), copy.deepcopy(memory[1])
-    stepper.reverse_time = memory[2]
 
 
 def _alternatives(M, q, blocks, files) -> list[tuple[str, np.ndarray]]:
@@ -224,7 +212,7 @@ def _replay(stepper, policy, start, out, contacts, M, q, res, alts, before) -> l
                 return lcp.LCPResult(z, w, "solved", 0, np.flatnonzero(z > 0), r, "", "cold")
             return solving(M2, q2, **kw)
 
-        _stepper_restore(stepper, before)
+        stepper.restore(before)
         dynamics.solve_lcp = substitute
         try:
             alt, _ = stepper.backward(start, policy, contacts=contacts)

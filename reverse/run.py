@@ -66,20 +66,23 @@ MAX_REVERSE_MEMORY = 2 * 1024**3
 SECONDS_PER_STEP = 2.0e-3
 
 #: Wall time per body and step, s: the whole ``spelling_balls`` demo (4368 bodies, 360 steps)
-#: took 118.9 s (``benchmarks/spelling.py``, docs/reverse.md "Cost"): 76 µs per body and step.
-#: Its first steps, few balls awake, take 20 µs; islands of many touching bodies take far more
-#: (docs/reverse.md "Cost"), so the estimate is a lower bound there.
-SECONDS_PER_BODY_STEP = 7.5e-5
+#: took 26.9 and 31.4 s in two idle runs of the same code (``benchmarks/spelling.py``,
+#: docs/reverse.md "Cost", issue 17's fourth round): 17–20 µs per body and step (the first
+#: round's 118.9 s gave 76 µs). Islands of many touching bodies take far more (docs/reverse.md
+#: "Cost"), so the estimate is a lower bound there.
+SECONDS_PER_BODY_STEP = 2.0e-5
 
-#: Memory per recorded state and body, bytes: the record (13 float64, 104 B) kept as a
-#: :class:`State` and stacked once into the trajectory; measured with tracemalloc, 217 B per body
-#: and step (``spelling_balls``, 3 vs 9 steps).
-BYTES_PER_BODY_STEP = 220
+#: Memory per recorded state and body, bytes: the record (13 float64, 104 B) in the run's
+#: preallocated arrays, and the island log's rows (114 B per island and step, an island per
+#: few bodies); tracemalloc peaks of ``spelling_balls`` (4368 bodies) after 3, 9 and 27 steps
+#: grew by 107 and 117 B per body and step (2026-11-27, after the records were preallocated; the
+#: earlier list of :class:`State` objects stacked once took 217 B).
+BYTES_PER_BODY_STEP = 120
 
-#: Memory per recorded state independent of the bodies, bytes: ``State`` objects, diagnostics
-#: and island-log rows; ``reverse_landing`` peaked at 0.9 MB over 300 steps (4 bodies): 3 kB per
-#: step less its bodies' share.
-BYTES_PER_STEP = 2_500
+#: Memory per recorded state independent of the bodies, bytes: diagnostics and the island log;
+#: ``reverse_landing`` (4 bodies) after 100, 300 and 900 steps grew by 0.88 kB per step, 0.41 kB
+#: of it not its bodies' share, rounded up.
+BYTES_PER_STEP = 500
 
 
 def reverse_steps(duration: float, dt: float, option: str = "--duration") -> float:

@@ -33,7 +33,7 @@ import functools
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -164,6 +164,19 @@ def _collector_paused(step):
     return paused
 
 
+@dataclass(frozen=True)
+class StepperMemory:
+    """What :meth:`Stepper.memory` copies: everything a backward step changes in the stepper
+    besides the state it returns."""
+
+    #: island key -> the LCP basis its last solve ended on (the next step's warm start)
+    warm: dict[tuple, np.ndarray]
+    #: body-pair code -> reverse time of the pair's last elastic collision, s
+    elastic: dict[int, float]
+    #: reverse time of the steps taken, s
+    reverse_time: float
+
+
 class Stepper:
     """Steps a system forward or backward.
 
@@ -212,6 +225,23 @@ class Stepper:
         self._warm: dict[tuple, np.ndarray] = {}
 
     # ------------------------------------------------------------------ public
+    def memory(self) -> StepperMemory:
+        """A copy of what a backward step changes in the stepper besides the state: the warm
+        starts per island, the elastic collisions' times and the reverse time. With
+        :meth:`restore`, a step can be taken again from the same stepper (to replay it with
+        another answer of the same LCP, or to branch a run)."""
+        return StepperMemory(
+            warm={k: v.copy() for k, v in self._warm.items()},
+            elastic=dict(self._elastic),
+            reverse_time=self.reverse_time,
+        )
+
+    def restore(self, memory: StepperMemory) -> None:
+        """Put back what :meth:`memory` copied (copied again: one memory restores many times)."""
+        self._warm = {k: v.copy() for k, v in memory.warm.items()}
+        self._elastic = dict(memory.elastic)
+        self.reverse_time = memory.reverse_time
+
     @_collector_paused
     def backward(
         self,
