@@ -122,6 +122,17 @@ def _probe(env: dict | None) -> tuple[str | None, socket.socket | None]:
             sock.close()
             raise
         if answer == _X_SUCCESS:
+            try:
+                glx = _has_extension(sock, b"GLX", time.monotonic() + timeout)
+            except BaseException:
+                sock.close()
+                raise
+            if glx is False:
+                sock.close()
+                return (
+                    f"no OpenGL: the X server of DISPLAY={display!r} has no GLX extension, "
+                    "which PyBullet's viewer draws with"
+                ), None
             return None, sock
         sock.close()
         if answer in (_X_FAILED, _X_AUTHENTICATE):
@@ -190,6 +201,60 @@ def _xauth_cookie(env, number: str, peer: str | None) -> tuple[bytes, bytes] | N
         ):
             return name, data
     return None
+
+
+#: Opcode of the core request QueryExtension (X11 protocol, "QueryExtension").
+_X_QUERY_EXTENSION = 98
+
+
+def _has_extension(sock: socket.socket, name: bytes, deadline: float) -> bool | None:
+    """Whether the X server on ``sock``, which has just answered Success (its first byte read),
+    has the extension ``name``: True or False by its answer to QueryExtension, None when that
+    cannot be told before ``deadline`` (a reply cut short, an Error instead of a reply).
+
+    PyBullet's viewer on Linux draws with OpenGL through GLX; on an X server without it its GUI
+    thread prints "Error in gladLoadGLX" and calls ``exit``, which hangs the process for good
+    while the main thread holds the GIL in ``connect`` (an Xvfb started with ``-extension
+    GLX``: ``workbench replay`` hung until killed), so the viewer asks first.
+
+    The rest of the Success reply is read (7 more bytes of its head, whose CARD16 at offset 6
+    is the length of what follows in 4-byte units), then the request is sent: opcode 98, a
+    unused byte, its length in 4-byte units (CARD16), the name's length (CARD16), two unused
+    bytes, the name padded to 4 bytes — little-endian, as the setup request said. The reply is
+    32 bytes: 1 (Reply), …, ``present`` (BOOL) at offset 8.
+    """
+    head = _recv_exact(sock, 7, deadline)
+    if head is None:
+        return None
+    if _recv_exact(sock, 4 * int.from_bytes(head[5:7], "little"), deadline) is None:
+        return None
+    body = name + bytes(-len(name) % 4)
+    request = bytes([_X_QUERY_EXTENSION, 0]) + (2 + len(body) // 4).to_bytes(2, "little")
+    request += len(name).to_bytes(2, "little") + bytes(2) + body
+    try:
+        sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+        sock.sendall(request)
+    except OSError:
+        return None
+    reply = _recv_exact(sock, 32, deadline)
+    if reply is None or reply[0] != 1:
+        return None
+    return bool(reply[8])
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes | None:
+    """``n`` bytes from ``sock``, or None when they do not all come before ``deadline``."""
+    out = b""
+    while len(out) < n:
+        try:
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            chunk = sock.recv(min(n - len(out), 1 << 16))
+        except OSError:  # timeouts included
+            return None
+        if not chunk:
+            return None
+        out += chunk
+    return out
 
 
 def _x_answer(sock: socket.socket, request: bytes, deadline: float) -> int | None:

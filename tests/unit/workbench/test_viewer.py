@@ -285,6 +285,17 @@ REPLAY_SCRIPT = textwrap.dedent(
 @pytest.fixture
 def xvfb_display():
     """A virtual X display (Xvfb) for the test's processes; its DISPLAY value."""
+    yield from _xvfb()
+
+
+@pytest.fixture
+def xvfb_without_glx():
+    """The same with Xvfb's GLX extension turned off: an X display without OpenGL."""
+    yield from _xvfb("-extension", "GLX")
+
+
+def _xvfb(*extra: str):
+    """Start Xvfb with ``extra`` arguments, yield its DISPLAY value, stop it."""
     if shutil.which("Xvfb") is None:
         pytest.skip("needs the Xvfb binary on PATH")
     # Xvfb on a free number from 90 up (away from the displays people use), told to write the
@@ -296,7 +307,7 @@ def xvfb_display():
             continue
         read_end, write_end = os.pipe()
         try:
-            screen = ["-screen", "0", "640x480x24", "-nolisten", "tcp"]
+            screen = ["-screen", "0", "640x480x24", "-nolisten", "tcp", *extra]
             xvfb = subprocess.Popen(
                 ["Xvfb", f":{display}", "-displayfd", str(write_end), *screen],
                 stdout=subprocess.DEVNULL,
@@ -503,8 +514,8 @@ class FakeXServer:
     connections, keeps the first bytes it is sent, and answers them with ``answer`` (nothing
     when None, like a port that accepts anything)."""
 
-    def __init__(self, answer: bytes | None):
-        self.answer, self.received = answer, b""
+    def __init__(self, answer: bytes | None, then: bytes | None = None):
+        self.answer, self.then, self.received, self.second = answer, then, b"", b""
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         for n in range(100, 200):
             try:
@@ -534,6 +545,9 @@ class FakeXServer:
                 self.received = conn.recv(4096)
                 if self.answer is not None:
                     conn.sendall(self.answer)
+                if self.then is not None:  # the answer to the next request
+                    self.second = conn.recv(4096)
+                    conn.sendall(self.then)
             except OSError:
                 pass
         for conn in self.held:
@@ -549,8 +563,8 @@ class FakeXServer:
 def fake_x():
     servers = []
 
-    def make(answer):
-        servers.append(FakeXServer(answer))
+    def make(answer, then=None):
+        servers.append(FakeXServer(answer, then))
         return servers[-1]
 
     yield make
@@ -582,6 +596,56 @@ def test_display_problem_asks_for_an_x_server(fake_x, tmp_path):
         assert "refused the connection" in display_problem(
             {**env, "DISPLAY": fake_x(refusal).display}
         )
+
+
+#: A whole Success reply to the setup request: 1, unused, protocol 11.0, then 1 four-byte unit
+#: of additional data (a real server's describes its screens).
+SETUP_SUCCESS = b"\x01\x00" + (11).to_bytes(2, "little") + bytes(2) + (1).to_bytes(2, "little")
+SETUP_SUCCESS += b"data"
+
+
+def _extension_reply(present: bool) -> bytes:
+    """QueryExtension's 32-byte reply to the first request: Reply, sequence number 1, length 0,
+    present, major opcode 150."""
+    return b"\x01\x00" + (1).to_bytes(2, "little") + bytes(4) + bytes([present, 150]) + bytes(22)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_display_problem_asks_for_glx(fake_x, tmp_path):
+    """After Success the server is asked for the GLX extension (PyBullet's viewer draws with
+    it; without it PyBullet's GUI thread exits and the process hangs): absent is a problem,
+    present is not, and an Error instead of a reply or no reply cannot tell (not a problem)."""
+    env = {"HOME": str(tmp_path)}
+    without = fake_x(SETUP_SUCCESS, then=_extension_reply(False))
+    assert "no GLX extension" in display_problem({**env, "DISPLAY": without.display})
+    # QueryExtension: opcode 98, length 3 units, name length 3, "GLX" padded to 4 bytes
+    assert without.second == bytes([98, 0, 3, 0, 3, 0, 0, 0]) + b"GLX\0"
+    with_glx = fake_x(SETUP_SUCCESS, then=_extension_reply(True))
+    assert display_problem({**env, "DISPLAY": with_glx.display}) is None
+    error = fake_x(SETUP_SUCCESS, then=b"\x00" + bytes(31))
+    assert display_problem({**env, "DISPLAY": error.display}) is None
+    t0 = time.monotonic()
+    assert display_problem({**env, "DISPLAY": fake_x(SETUP_SUCCESS).display}) is None
+    assert time.monotonic() - t0 < 1.5  # DISPLAY_TIMEOUT is 1 s
+
+
+@pytest.mark.viewer
+def test_replay_refuses_an_x_display_without_opengl(fall_file, xvfb_without_glx):
+    """On an X server without GLX, PyBullet's GUI thread prints "Error in gladLoadGLX" and
+    calls exit(), which hung ``workbench replay`` for good (HDF5's exit handler waits for the
+    GIL that the main thread holds in connect): now one line and exit status 2, at once."""
+    env = cli_env()
+    env["DISPLAY"] = xvfb_without_glx
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "replay", fall_file],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no GLX extension" in lines[0], run.stderr
 
 
 def _closed_by_peer(conn: socket.socket, timeout: float = 2.0) -> bool:
