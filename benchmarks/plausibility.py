@@ -20,6 +20,8 @@ Usage::
     python benchmarks/plausibility.py --scene my_shape.yaml --table my_shape.json -n 200
     python benchmarks/plausibility.py --hints none          # the table alone, no sliding hint
     python benchmarks/plausibility.py --table markov_block_energy --smc   # the particle filter
+    python benchmarks/plausibility.py --table markov_block_energy --smc --smc-scheme lift \
+        --smc-beta 0.3 --hints none --smc-generation drop     # a filter generation per drop
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as benchmarks/lcp.py: small solves
 
 import argparse  # noqa: E402
-import hashlib  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -40,7 +40,6 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before benchmarks/, whose reverse.py would shadow the package
 
-from reverse.energy_law import EnergyLaw  # noqa: E402
 from reverse.hints import load_hint_distribution, parse_hint_distribution  # noqa: E402
 from reverse.markov import load_model  # noqa: E402
 from reverse.plausibility import format_table, measure  # noqa: E402
@@ -118,6 +117,14 @@ def main(argv=None) -> int:
         help="lift: weights by the forward law against time before the final rest, fitted "
         "from the table's own throws run again (reverse.markov_training.table_lift_law)",
     )
+    ap.add_argument(
+        "--smc-generation",
+        choices=("bin", "drop"),
+        default="bin",
+        help="with --smc: a filter generation per bin of 0.05 s (default) or per drop (each "
+        "particle to its next contact-separation event, at most 0.05 s; schemes potential, "
+        "lift, lift-central)",
+    )
     args = ap.parse_args(argv)
     if args.per_contact_goals and not args.smc:
         print(
@@ -156,30 +163,24 @@ def main(argv=None) -> int:
         f"runs of {duration:g} s at dt = {dt:.6g} s, seed {args.seed}, {args.workers} workers, "
         f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
         f"{', contact persistence' if args.persist else ''}"
+        f"{', a generation per drop' if args.smc_generation == 'drop' else ''}"
     )
     lift = {}
     if args.smc and args.smc_scheme.startswith("lift"):
-        from reverse.markov_training import table_lift_law
+        from reverse.markov_training import cached_lift_law
 
         t_law = time.perf_counter()
         table_file = find_data(args.table, what="contact-transition table")
-        key = hashlib.sha256(Path(table_file).read_bytes() + path.read_bytes()).hexdigest()[:16]
-        cache = Path(args.lift_cache) / f"lift_law_{key}.json" if args.lift_cache else None
-        if cache is not None and cache.exists():
-            law = EnergyLaw.from_doc(json.loads(cache.read_text(encoding="utf-8")))
-            print(f"lift law: read {cache}")
+        law, read = cached_lift_law(
+            path, model, table_file, workers=args.workers, cache=args.lift_cache
+        )
+        if read:
+            print(f"lift law: read from {args.lift_cache}")
         else:
-            # through its JSON form (quantiles rounded to 1e-9), as a cached one is read back
-            law = EnergyLaw.from_doc(
-                json.loads(json.dumps(table_lift_law(path, model, workers=args.workers).to_doc()))
-            )
             print(
                 f"lift law: the table's {model.meta.get('n')} throws run again in "
                 f"{time.perf_counter() - t_law:.1f} s (counts equal the table's)"
             )
-            if cache is not None:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                cache.write_text(json.dumps(law.to_doc()), encoding="utf-8")
         lift = {"lift_law": law}
     t0 = time.perf_counter()
     run = measure(
@@ -200,6 +201,7 @@ def main(argv=None) -> int:
         smc_options={
             "scheme": args.smc_scheme,
             **({} if args.smc_beta is None else {"beta": args.smc_beta}),
+            **({} if args.smc_generation == "bin" else {"generation": args.smc_generation}),
             **lift,
         },
     )

@@ -55,6 +55,7 @@ from workbench.sim.state import State
 
 __all__ = [
     "MAX_TRAIN_STEPS",
+    "cached_lift_law",
     "training_steps",
     "training_problem",
     "THROW",
@@ -536,6 +537,31 @@ def table_lift_law(scene_path, model, *, workers: int = 1):
         g,
         float(model.dt),
     )
+
+
+def cached_lift_law(scene_path, model, table_file, *, workers: int = 1, cache=None):
+    """:func:`table_lift_law`, passed through its JSON form, and kept in the folder ``cache``
+    (optional) under a key of the table's and the scene's bytes, so that a rerun skips the
+    throws. Returns ``(law, read)``, ``read`` True when it came from the cache.
+
+    The law always goes through :meth:`EnergyLaw.to_doc` / ``from_doc`` (its quantiles rounded
+    to 1e-9 there), so a fitted and a cached law are the same bits and give the same filter
+    (``benchmarks/plausibility.py`` and ``workbench markov compare --lift-cache``).
+    """
+    import json
+
+    from reverse.energy_law import EnergyLaw
+
+    key = hashlib.sha256(Path(table_file).read_bytes() + Path(scene_path).read_bytes())
+    path = Path(cache) / f"lift_law_{key.hexdigest()[:16]}.json" if cache else None
+    if path is not None and path.exists():
+        return EnergyLaw.from_doc(json.loads(path.read_text(encoding="utf-8"))), True
+    law = table_lift_law(scene_path, model, workers=workers)
+    text = json.dumps(law.to_doc())
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return EnergyLaw.from_doc(json.loads(text)), False
 
 
 def _touch_tolerance() -> float:

@@ -20,14 +20,20 @@ resampled once more, by their weight times, when any particle's earliest state l
 throws' range, the indicator of that range: the kept runs then start no faster than the fastest
 forward throw.
 
+With ``generation="drop"`` (:data:`GENERATIONS`) a generation takes each particle to the end of
+its next step in which the contact model drew a drop, or one bin on, whichever comes first; the
+particles then stand at their own reverse times ``τ_i = k_i dt`` and each is weighted there (a
+Feynman–Kac model with a stopping time per particle, [2]_; the schemes whose weights compare the
+population at one ``τ`` take bins only), and the filter ends when all have reached the duration.
+
 Determinism: every draw is seeded from the run entropy — particle ``i``'s first generation is
 exactly the first steps of sampled run ``i`` (its seeds, :func:`reverse.sampling.sample_seed`);
 in later generations slot ``i`` draws its Markov choices and friction-pyramid turns from
-``SeedSequence(entropy, spawn_key=(i, g, 3))``, and the resampling of generation ``g`` its
-uniform from ``spawn_key=(g, 4)``. Each generation of a particle starts from a fresh contact
-detection (:meth:`reverse.contacts.ContactDetector.fresh`: PyBullet's persistent manifolds
-dropped), so its result depends on its state and seeds only — the same bits for any number of
-workers.
+``SeedSequence(entropy, spawn_key=(i, g, 3))`` (``g`` the generation, of bins or of drops),
+and the resampling of generation ``g`` its uniform from ``spawn_key=(g, 4)``. Each generation
+of a particle starts from a fresh contact detection
+(:meth:`reverse.contacts.ContactDetector.fresh`: PyBullet's persistent manifolds dropped), so
+its result depends on its state and seeds only — the same bits for any number of workers.
 
 References
 ----------
@@ -51,7 +57,15 @@ from uncertainty.smc import effective_sample_size, normalised_weights, systemati
 from workbench.ensemble.run import SceneRef, bounded_map, executor_for
 from workbench.errors import SceneError
 
-__all__ = ["BETA", "ESS_SHARE", "SCHEMES", "SMCRun", "SMCResult", "smc_reverse_runs"]
+__all__ = [
+    "BETA",
+    "ESS_SHARE",
+    "GENERATIONS",
+    "SCHEMES",
+    "SMCRun",
+    "SMCResult",
+    "smc_reverse_runs",
+]
 
 #: Resample when the effective sample size falls below this share of the particles (the usual
 #: rule, [3]_ §3.5).
@@ -74,6 +88,17 @@ ESS_SHARE = 0.5
 #: ``lift-central`` is ``lift`` with both tails pushed down
 #: (:func:`reverse.energy_law.log_central`).
 SCHEMES = ("potential", "match", "ratio", "lift", "lift-central")
+
+#: Generations: ``bin`` (default), one bin of the energy law (0.05 s) for every particle at
+#: once; ``drop``, each particle to the end of its next step in which the contact model drew a
+#: drop (a contact-separation event, :attr:`reverse.markov.MarkovPolicy.transitions`), at most
+#: one bin of steps, so that the particles are weighted, and resampled when the ESS is low, at
+#: their own drops: the children of a particle share its drops so far and draw the next one
+#: apart. Particles then stand at different reverse times ``τ = k dt`` and each is weighted at
+#: its own (schemes ``potential``, ``lift``, ``lift-central``; ``match`` and ``ratio`` compare
+#: the population at one ``τ`` and take ``bin`` only); the filter ends when every particle has
+#: reached the run's duration.
+GENERATIONS = ("bin", "drop")
 
 #: Default tempering of the potentials: measured on ``markov_block`` (40 particles, docs/reverse.md
 #: "Energy-consistent pasts"), β = 1 left the kept runs descended from 1–2 of 40 sampled runs and
@@ -104,6 +129,8 @@ class _Particle:
     start: Any = None  # reverse.State of the scene (turned): the final state of the run
     memory: Any = None  # its contact detector's previous query (persist_contacts only)
     lift: float | None = None  # reverse time it left its final rest, s (None: still resting)
+    k: int = 0  # backward steps done (its reverse time is k dt)
+    feats: Any = None  # (energy, speed, spin, contact state) at its latest generation's end
 
 
 @dataclass
@@ -226,6 +253,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
     dt = float(options["dt"])
     settings = options.get("settings") or StepSettings(dt)
     persist = bool(options.get("persist_contacts", False))
+    at_drop = options.get("generation", "bin") == "drop"
     out = []
     for slot, g, root, state, hints, segments, transitions, k0, k1, start, memory, lift in jobs:
         close = None
@@ -270,6 +298,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
         goals.transitions = transitions
         records, status, message = [], "ok", ""
         body = int(np.flatnonzero(stepper.rigid.moving)[0])
+        end = k1  # the last step of this generation (generation "drop": maybe a drop's)
         try:
             for k in range(k0 + 1, k1 + 1):
                 if lift is None and not goals.segments.get(body, [0, 0, True])[2]:
@@ -293,18 +322,21 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
                     break
                 records.append(_pack(new))
                 state = new
+                if at_drop and goals.transitions > transitions:
+                    end = k  # a drop was drawn in this step: the generation ends with it
+                    break
             memory = detector.memory
         finally:
             if close is not None:
                 close.close()
         if lift is None and status == "ok" and not goals.segments.get(body, [0, 0, True])[2]:
-            lift = (k1 - 1) * dt  # the last step's call counted another state
+            lift = (end - 1) * dt  # the last step's call counted another state
         energy, speed, spin = _measure(scene, stepper.rigid, state, start)
         contact = goals.segments.get(body, [0])[0] if status == "ok" else 0
         arr = np.stack(records) if records else np.zeros((0, *_pack(state).shape))
         out.append(
             (slot, state, hints, goals.segments, goals.transitions, arr, status, message,
-             energy, speed, spin, start, contact, memory, lift)
+             energy, speed, spin, start, contact, memory, lift, end)
         )  # fmt: skip
     return out
 
@@ -322,6 +354,7 @@ def smc_reverse_runs(
     scheme: str = "potential",
     beta: float = BETA,
     lift_law=None,
+    generation: str = "bin",
 ) -> SMCResult:
     """``n`` backward runs of the scene as a particle filter (module docstring).
 
@@ -351,6 +384,9 @@ def smc_reverse_runs(
     lift_law : EnergyLaw, optional
         Scheme ``lift`` only (and needed by it): the forward law against time before the final
         rest (:func:`reverse.markov_training.table_lift_law` of the table).
+    generation : str
+        :data:`GENERATIONS`: ``bin`` (default: every particle one bin of 0.05 s per
+        generation) or ``drop`` (every particle to its next drop, at most one bin).
     """
     from reverse.run import reverse_steps
 
@@ -371,21 +407,43 @@ def smc_reverse_runs(
         raise ValueError(f"scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
     if scheme.startswith("lift") and lift_law is None:
         raise ValueError("scheme lift needs lift_law (reverse.markov_training.table_lift_law)")
+    if generation not in GENERATIONS:
+        raise ValueError(
+            f"generation: expected one of {', '.join(GENERATIONS)}, got {generation!r}"
+        )
+    if generation == "drop" and scheme in ("match", "ratio"):
+        raise ValueError(
+            f"generation drop: scheme {scheme} compares the particles at one reverse time; "
+            "expected potential, lift or lift-central"
+        )
     ess_log: list[float] = []
     resamplings = 0
     raw_faster = math.nan
     opts = {k: v for k, v in options.items() if k not in ("energy_limit", "on_energy", "seed")}
+    drop = generation == "drop"
+    opts["generation"] = generation
+    total = (len(bounds) - 1) * n  # particle-generations of the bins, for progress
+    done = 0
+    g = 0
     try:
         with executor_for(workers, scheduler, None, n) as ex:
-            for g, (k0, k1) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
-                jobs = [
-                    (i, g, p.root, p.state, p.hints, p.segments, p.transitions, k0, k1,
-                     p.start, p.memory, p.lift)
-                    for i, p in enumerate(parts)
-                    if p.status == "ok"
-                ]  # fmt: skip
+            while True:
+                if drop:  # each particle to its next drop, at most one bin of steps
+                    jobs = [
+                        (i, g, p.root, p.state, p.hints, p.segments, p.transitions, p.k,
+                         min(p.k + per, n_steps), p.start, p.memory, p.lift)
+                        for i, p in enumerate(parts)
+                        if p.status == "ok" and p.k < n_steps
+                    ]  # fmt: skip
+                else:
+                    k0, k1 = bounds[g], bounds[g + 1]
+                    jobs = [
+                        (i, g, p.root, p.state, p.hints, p.segments, p.transitions, k0, k1,
+                         p.start, p.memory, p.lift)
+                        for i, p in enumerate(parts)
+                        if p.status == "ok"
+                    ]  # fmt: skip
                 chunks = [jobs[s : s + _PER_TASK] for s in range(0, len(jobs), _PER_TASK)]
-                feats = np.full((n, 4), np.nan)  # energy, speed, spin, contact state
                 for res in bounded_map(
                     ex, _advance, (ref, opts, entropy, variation), chunks, workers
                 ):
@@ -395,17 +453,18 @@ def smc_reverse_runs(
                         ]
                         p = parts[slot]
                         p.state, p.hints, p.segments, p.transitions = state, hints, segs, trans
-                        p.start, p.memory, p.lift = start, item[13], item[14]
+                        p.start, p.memory, p.lift, p.k = start, item[13], item[14], item[15]
                         p.history.append(arr)
                         p.status, p.message = status, msg
                         if status == "ok":
-                            feats[slot] = e, v, w, c
+                            p.feats = (e, v, w, c)
+                            tau = p.k * dt  # the end of its generation (bins: τ_g)
                             if scheme in ("lift", "lift-central"):
                                 phi = _lift_potential(
-                                    lift_law, k1 * dt, p.lift, e, w, scheme == "lift-central"
+                                    lift_law, tau, p.lift, e, w, scheme == "lift-central"
                                 )
                             else:
-                                phi = law.log_potential(k1 * dt, e, w, c)
+                                phi = law.log_potential(tau, e, w, c)
                             if scheme in ("potential", "lift", "lift-central"):
                                 # the twisted potential G_g = (φ_g / φ_{g−1})^β
                                 p.log_w += beta * (phi - p.last)
@@ -414,6 +473,11 @@ def smc_reverse_runs(
                         else:
                             p.log_w = -math.inf
                 alive = np.array([p.status == "ok" for p in parts])
+                # energy, speed, spin, contact state of the living particles (latest generation)
+                feats = np.full((n, 4), np.nan)
+                for i, p in enumerate(parts):
+                    if alive[i]:
+                        feats[i] = p.feats
                 if scheme == "ratio":
                     # w_g = w_{g−1} · (p_forward / q_backward)^β at τ_g, q_backward the weighted
                     # population's histogram (EnergyLaw.ratio_log_weights)
@@ -433,7 +497,10 @@ def smc_reverse_runs(
                         log_w[alive] = beta * law.population_log_weights(
                             k1 * dt, f[:, 0], f[:, 2], f[:, 3]
                         )
-                last = k1 == n_steps
+                if drop:
+                    last = not any(a and p.k < n_steps for a, p in zip(alive, parts, strict=True))
+                else:
+                    last = k1 == n_steps
                 if last:
                     inside = (
                         alive & (feats[:, 1] <= law.throw_speed) & (feats[:, 2] <= law.throw_spin)
@@ -450,7 +517,15 @@ def smc_reverse_runs(
                     parts = [_child(parts[j]) for j in idx]
                     resamplings += 1
                 if progress is not None:
-                    progress((g + 1) * n, (len(bounds) - 1) * n)
+                    if drop:  # the share of the steps done, in particle-generations of bins
+                        steps = sum(p.k if p.status == "ok" else n_steps for p in parts)
+                        done = max(done, total if last else (total * steps) // (n * n_steps))
+                    else:
+                        done = (g + 1) * n
+                    progress(done, total)
+                g += 1
+                if last:
+                    break
     finally:
         _close()
     runs = []
@@ -493,5 +568,7 @@ def _child(p: _Particle) -> _Particle:
         start=p.start,
         memory=p.memory,
         lift=p.lift,
+        k=p.k,
+        feats=p.feats,
     )
     return c

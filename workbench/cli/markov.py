@@ -13,6 +13,8 @@ import numpy as np
 
 from reverse.markov import KINDS, STATE_NAMES
 from reverse.markov_training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
+from reverse.smc import GENERATIONS as SMC_GENERATIONS
+from reverse.smc import SCHEMES as SMC_SCHEMES
 from uncertainty.two_sample import DEFAULT_BINS
 from workbench.cli.common import (
     add_scene_arguments,
@@ -72,6 +74,8 @@ examples:
       -n 200 --seed 1 --workers 2 -o my_shape_plausibility
   workbench markov compare markov_block --table markov_block_energy --smc -n 200 --seed 1 \\
       --workers 2 -o block_smc
+  workbench markov compare markov_block --table markov_block_energy --smc --smc-scheme lift \\
+      --smc-beta 0.3 --lift-cache lift_cache -n 200 --seed 1 --workers 2 -o block_lift
 """
 
 TRAIN_DESCRIPTION = """\
@@ -187,10 +191,31 @@ def add_markov_parser(sub) -> None:
     )
     cp.add_argument(
         "--smc-scheme",
-        choices=("potential", "ratio"),
+        choices=SMC_SCHEMES,
         default="potential",
-        help="the filter's weights: the forward density (default) or its ratio to the "
-        "backward runs' own law per bin (reverse/smc.py)",
+        help="the filter's weights (reverse/smc.py): potential, the forward density of energy, "
+        "spin and contact state at the time before the end (default); ratio, its ratio to the "
+        "backward runs' own law per bin; match, every bin resampled by that ratio; lift, only "
+        "pasts more energetic than forward ones at the same time before their final rest began "
+        "pushed down (the law fitted from the table's own throws run again, 1000 throws: about "
+        "a minute; see --lift-cache); lift-central, lift with too little energy or spin pushed "
+        "down too",
+    )
+    cp.add_argument(
+        "--smc-generation",
+        choices=SMC_GENERATIONS,
+        default="bin",
+        help="a filter generation per bin of 0.05 s for every particle at once (default), or "
+        "per drop: each particle stepped to its next contact-separation event (at most 0.05 s) "
+        "and weighted at its own reverse time, so that the weights act at the drops (schemes "
+        "potential, lift, lift-central)",
+    )
+    cp.add_argument(
+        "--lift-cache",
+        metavar="DIR",
+        help="with --smc-scheme lift or lift-central: keep the fitted law in DIR (keyed by the "
+        "table's and the scene's bytes) so that a rerun skips the throws; the same bits either "
+        "way",
     )
     cp.add_argument(
         "--persist-contacts",
@@ -332,6 +357,20 @@ def cmd_markov_compare(args) -> int:
         raise SceneError("--smc-beta", "", f"expected 0 < B <= 1 with --smc, got {args.smc_beta}")
     if args.smc_scheme != "potential" and not args.smc:
         raise SceneError("--smc-scheme", "", "needs --smc")
+    if args.smc_generation != "bin" and not args.smc:
+        raise SceneError("--smc-generation", "", "needs --smc")
+    if args.smc_generation == "drop" and args.smc_scheme in ("match", "ratio"):
+        raise SceneError(
+            "--smc-generation",
+            "",
+            f"drop weighs each particle at its own reverse time; --smc-scheme {args.smc_scheme} "
+            "compares them at one (expected potential, lift or lift-central)",
+        )
+    if args.lift_cache is not None and not args.smc_scheme.startswith("lift"):
+        raise SceneError("--lift-cache", "", "needs --smc --smc-scheme lift or lift-central")
+    cache = Path(args.lift_cache) if args.lift_cache is not None else None
+    if cache is not None and cache.exists() and not cache.is_dir():
+        raise SceneError("--lift-cache", "", f"{cache} exists and is not a folder")
     variation = RunVariation(heading=args.heading)
     hints_text = ""
     if args.hints == "script":
@@ -359,6 +398,29 @@ def cmd_markov_compare(args) -> int:
         raise SceneError("-o", "", f"{out} exists and is not a folder")
     if not out.parent.is_dir():
         raise SceneError("-o", "", f"the folder {out.parent} does not exist")
+    lift = {}
+    if args.smc and args.smc_scheme.startswith("lift"):
+        from reverse.markov_training import cached_lift_law
+
+        t_law = time.perf_counter()
+        try:
+            law, read = cached_lift_law(
+                path,
+                model,
+                find_data(args.table, what="contact-transition table"),
+                workers=args.workers,
+                cache=cache,
+            )
+        except ValueError as exc:  # the table's metadata, or throws that give other counts
+            raise SceneError("--table", "", str(exc)) from None
+        if not args.quiet and read:
+            print(f"lift law: read from {cache}")
+        elif not args.quiet:
+            print(
+                f"lift law: fitted from the table's {model.meta.get('n')} throws run again in "
+                f"{time.perf_counter() - t_law:.1f} s"
+            )
+        lift = {"lift_law": law}
     t0 = time.perf_counter()
     sets = "".join(f" --set {s}" for s in args.overrides)
     settings = StepSettings(
@@ -380,6 +442,7 @@ def cmd_markov_compare(args) -> int:
         f"{' --smc' if args.smc else ''}"
         f"{f' --smc-beta {args.smc_beta!r}' if args.smc_beta is not None else ''}"
         f"{f' --smc-scheme {args.smc_scheme}' if args.smc_scheme != 'potential' else ''}"
+        f"{f' --smc-generation {args.smc_generation}' if args.smc_generation != 'bin' else ''}"
         f"{' --persist-contacts' if args.persist_contacts else ''}"
     )
     meta = {
@@ -418,6 +481,8 @@ def cmd_markov_compare(args) -> int:
             smc_options={
                 "scheme": args.smc_scheme,
                 **({} if args.smc_beta is None else {"beta": args.smc_beta}),
+                **({} if args.smc_generation == "bin" else {"generation": args.smc_generation}),
+                **lift,
             },
         )
     result, samples = run.comparison, run.samples
