@@ -12,11 +12,14 @@ single-threaded (set before numpy is imported), the machine otherwise idle as fa
 
 Printed: wall time and peak resident memory of the whole run (scene build, PyBullet contact
 detection, the stepper), the time split summed over steps (contacts: PyBullet detection and
-goal/tangent bookkeeping; assembly: building the island LCPs; LCP: Lemke; integration:
-configurations, orientation solves; other: the rest of the run's wall time — island and
-sleeping bookkeeping, diagnostics, and the run's start-up), per-step means, the island sizes
-(largest by bodies and rows; how many islands per step), and the state of the earliest frame
-(speeds, spins, kinetic energy) so that a change of plausibility is seen with a change of cost.
+goal/tangent bookkeeping — split into PyBullet's resets, detection and reading of the points,
+our post-processing (``ReverseResult.contact_timing``), and the stepper's goals, slip and
+restitution; assembly: building the island
+LCPs; LCP: Lemke; integration: configurations, orientation solves; other: the rest of the run's
+wall time — island and sleeping bookkeeping, diagnostics, and the run's start-up), per-step
+means, the island sizes (largest by bodies and rows; how many islands per step), and the state
+of the earliest frame (speeds, spins, kinetic energy) so that a change of plausibility is seen
+with a change of cost.
 
 Then the ratio to the forward engine (issue 17: reverse ÷ PyBullet forward cost per step ≤ 3 on
 the "LO" scene): PyBullet runs the same scene forward from the same state
@@ -67,6 +70,16 @@ DT = 1.0 / 120.0
 CONTROLS = {"restitution_blend": 0.2, "angular_damping": 2.0, "linear_damping": 0.3}
 
 
+#: Rows of the contact phase's split (``ContactDetector.timing`` and the stepper's rest).
+CONTACT_PARTS = {
+    "place": "placing: PyBullet's resets of the moved bodies",
+    "detect": "PyBullet's detection",
+    "read": "reading the points (getContactPoints, arrays)",
+    "post": "normals, materials, pyramids",
+    "goals, slip, restitution": "goals, slip, restitution (stepper)",
+}
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -108,7 +121,7 @@ def main(argv=None) -> int:
         controls["slip_damping"] = math.inf
     t0 = time.perf_counter()
     scene = load_scene(SCENE, params)
-    hints, _ = script_hints(SCENE, scene.parameters, scene.body_names)
+    hints, _ = script_hints(SCENE, scene.parameters, scene.body_names, text=False)
     t_build = time.perf_counter() - t0
     balls = [k for k, name in enumerate(scene.body_names) if name.startswith("ball")]
     last = [time.perf_counter()]
@@ -145,6 +158,8 @@ def main(argv=None) -> int:
         forward = (time.perf_counter() - tf, fwd_pace.per_step(), fwd.status)
     traj = res.trajectory
     log = res.island_log
+    # the contact query's own parts (reverse.contacts.ContactDetector.timing): inside "contacts"
+    parts = dict(res.contact_timing or {})
     split = dict(res.timing)
     split["other"] = t_run - sum(split.values())
     steps = len(traj.time) - 1
@@ -163,6 +178,12 @@ def main(argv=None) -> int:
     for key in ("contacts", "assembly", "lcp", "integration", "other"):
         v = split.get(key, 0.0)
         print(f"| {key} | {v:.1f} s ({100 * v / t_run:.0f}%), {1000 * v / steps:.1f} ms/step |")
+        if key == "contacts" and parts:
+            parts["goals, slip, restitution"] = v - sum(parts.values())
+            for name, label in CONTACT_PARTS.items():
+                u = parts.get(name, 0.0)
+                print(f"| — {label} | {u:.1f} s ({100 * u / t_run:.0f}%), "
+                      f"{1000 * u / steps:.1f} ms/step |")  # fmt: skip
     rev_step = pace.per_step()
     print(f"| reverse, per step (steps 20–100%, no start-up) | {1000 * rev_step:.2f} ms |")
     if forward is not None:

@@ -37,6 +37,8 @@ Measured facts this module relies on (PyBullet 3.2.7, ``/tmp`` research scripts 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from reverse.dynamics import ContactSet, quat_multiply, rotation_matrix, tangent_basis
@@ -112,8 +114,15 @@ class ContactDetector:
         self.rho = np.array([m.rolling_friction for m in mats])
         self.spin = np.array([m.spinning_friction for m in mats])
         self.rest = np.array([m.restitution for m in mats])
-        #: Poses (COM positions, inertial quaternions) of the moving bodies at the last query.
-        self._placed: tuple[np.ndarray, np.ndarray] | None = None
+        #: Poses of the moving bodies at the last query, (n_moving, 7): COM position, then
+        #: inertial-frame quaternion.
+        self._placed: np.ndarray | None = None
+        #: Wall time (s) of this detector's PyBullet queries by part, summed over queries:
+        #: ``place`` (the moving bodies' poses, PyBullet's resets of the changed ones), ``detect``
+        #: (PyBullet's detection), ``read`` (``getContactPoints`` and its arrays), ``post``
+        #: (normals, materials, pyramids; persistence not included). For the benchmarks'
+        #: split of the contact phase (``benchmarks/spelling.py``).
+        self.timing = dict.fromkeys(("place", "detect", "read", "post"), 0.0)
 
     def close(self) -> None:
         self.engine.close()
@@ -230,27 +239,45 @@ class ContactDetector:
 
     def _detect(self, position: np.ndarray, orientation: np.ndarray) -> ContactSet:
         """PyBullet's contacts at a configuration (:meth:`__call__` without persistence)."""
+        t0 = time.perf_counter()
         eng = self.engine
         moving = self.moving
-        # inertial-frame quaternions of the moving bodies only (row by row: the same numbers as
-        # for all bodies; the static ones are never placed)
-        x_m, q_m = position[moving], quat_multiply(orientation[moving], self.principal[moving])
-        if self._placed is None:
-            eng.set_poses(moving, x_m, q_m)
+        # the moving bodies' poses as rows (x, y, z, qx, qy, qz, qw): COM positions and
+        # inertial-frame quaternions (row by row: the same numbers as for all bodies; the static
+        # ones are never placed)
+        pose = np.empty((len(moving), 7))
+        pose[:, :3] = position[moving]
+        pose[:, 3:] = quat_multiply(orientation[moving], self.principal[moving])
+        placed = self._placed
+        if placed is None:
+            eng.set_poses(moving, pose[:, :3], pose[:, 3:])
         else:
             # Place only the bodies whose pose changed since the last query (sleeping bodies keep
             # theirs exactly): PyBullet's detection depends on the poses alone, so skipping
             # the identical ones changes nothing (checked: runs bit-identical) and saves most of
-            # the placing when most bodies rest.
-            px, pq = self._placed
-            moved = np.any(x_m != px, axis=1) | np.any(q_m != pq, axis=1)
+            # the placing when most bodies rest. (A NaN differs from itself: placed again.)
+            moved = (pose != placed).any(axis=1)
             if moved.any():
-                eng.set_poses(moving[moved], x_m[moved], q_m[moved])
-        self._placed = (x_m.copy(), q_m.copy())
+                rows = pose[moved]
+                eng.set_poses(moving[moved], rows[:, :3], rows[:, 3:])
+        self._placed = pose  # a new array every query: nothing else holds it
+        t1 = time.perf_counter()
         eng.detect_collisions()
-        # the six fields as arrays (no tuple per point), then without the pairs of two static
-        # bodies, in PyBullet's order
-        a, b, pa, pb, normal, dist = eng.contact_arrays(max_distance=self.touch_tolerance)
+        t2 = time.perf_counter()
+        # the six fields as arrays (no tuple per point)
+        found = eng.contact_arrays(max_distance=self.touch_tolerance)
+        t3 = time.perf_counter()
+        contacts = self._contact_set(*found)
+        timing = self.timing
+        timing["place"] += t1 - t0
+        timing["detect"] += t2 - t1
+        timing["read"] += t3 - t2
+        timing["post"] += time.perf_counter() - t3
+        return contacts
+
+    def _contact_set(self, a, b, pa, pb, normal, dist) -> ContactSet:
+        """The detected points (PyBullet's fields as arrays, scene body indices) as contacts:
+        without the pairs of two static bodies, in PyBullet's order, A the moving body."""
         self._box = np.zeros(0, dtype=bool)
         if not len(a):
             return ContactSet.empty()

@@ -237,6 +237,10 @@ class ReverseResult:
     markov_transitions: int = 0
     #: Reverse time (s before the final state) at which the energy limit was first exceeded.
     energy_exceeded_at: float | None = None
+    #: The steps' contact queries by part, s (:attr:`reverse.contacts.ContactDetector.timing`:
+    #: PyBullet's resets, detection, reading of the points, our post-processing), inside
+    #: ``timing["contacts"]`` rather than beside it (``docs/reverse_figures.py`` sums ``timing``).
+    contact_timing: dict[str, float] | None = None
 
 
 def check_reversible(scene: Scene) -> None:
@@ -574,6 +578,7 @@ def run_reverse(
         # the scene's own state: what a step sees there. Surveyed last, because PyBullet keeps
         # contact points from one detection to the next (persistent manifolds): a detection
         # before the first step would change the contacts the steps find.
+        contact_timing = dict(detector.timing)  # the steps' queries, not the survey's
         diag_rows[0] = _diag_row(stepper.survey(scene_state))
     finally:
         if gc_was_enabled:
@@ -591,7 +596,9 @@ def run_reverse(
     island_log["step"] = n - 1 - island_log["step"] if n else island_log["step"]
     island_log["time"] = times[-1] + island_log["time"] if n else island_log["time"]
     n_drops = goals.transitions if markov is not None else 0
-    return ReverseResult(traj, island_log, timing, markov_entropy, n_drops, exceeded_at)
+    return ReverseResult(
+        traj, island_log, timing, markov_entropy, n_drops, exceeded_at, contact_timing
+    )
 
 
 def run_forward_mirror(

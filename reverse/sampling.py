@@ -219,7 +219,9 @@ class RunVariation:
             from reverse.hints import script_hints
 
             seed = int(rng.integers(0, 2**63))
-            hints, _ = script_hints(self.script, scene.parameters, scene.body_names, seed=seed)
+            hints, _ = script_hints(
+                self.script, scene.parameters, scene.body_names, seed=seed, text=False
+            )
         if self.hints is not None:
             g = np.asarray(scene.gravity, dtype=float)
             up = -g if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])

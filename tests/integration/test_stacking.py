@@ -210,6 +210,9 @@ def test_brick_stack_builds_and_its_hints_parse():
     )
     assert min(at[b] for b in bricks if b.startswith("brick0")) >= 0.9
     assert "slide" in text and "bounce" in text
+    # callers that do not store the text skip writing it (reverse/sampling.py, the benchmark)
+    again, none = script_hints(BRICKS, {}, names, text=False)
+    assert none is None and repr(again) == repr(hints)
 
 
 def test_brick_stack_short_reverse_run():
