@@ -47,13 +47,18 @@ from workbench.sim.engine import Engine
 
 __all__ = ["ContactDetector", "TOUCH_TOLERANCE"]
 
-#: Distance (m) between the moving bodies, and from them to the origin, when
-#: :meth:`ContactDetector.fresh` moves them apart (upwards, 10 km per body): beyond the extent
-#: of any scene we ship (the plane's box is 100 m wide, ``PLANE_BOX_HALF`` in
-#: ``workbench/sim/arguments.py``; a static body reaching 10 km above the origin would spoil
-#: the diagnostic count, nothing else) and small enough for PyBullet's AABB arithmetic (1e4
-#: bodies stay below 1e8 m).
+#: Height (m) above the origin of the grid on which :meth:`ContactDetector.fresh` sets the
+#: moving bodies apart: beyond the extent of any scene we ship (the plane's box is 100 m wide,
+#: ``PLANE_BOX_HALF`` in ``workbench/sim/arguments.py``; a static body reaching 10 km above the
+#: origin would spoil the diagnostic count, nothing else).
 _APART = 1e4
+
+#: Clearance (m) between neighbours on that grid, beyond the bodies' own size: far beyond
+#: PyBullet's contact breaking distance (0.02 m), so no kept point survives. The grid is square
+#: and compact: set apart on one vertical line 10 km from each other (up to 3.9e7 m for 3875
+#: balls), each reset cost ≈ 230 µs inside PyBullet's broadphase instead of ≈ 9 µs (measured on
+#: ``spelling_balls``: 0.94 s against 0.036 s to place them all), 1.7 s of a 3875-ball run.
+_GRID_CLEARANCE = 1.0
 
 #: Largest gap (m) at which a contact takes part in a step: PyBullet's own allowance per contact
 #: (measured: every contact is allowed 1e-5 m of approach), far below any visible gap.
@@ -140,11 +145,25 @@ class ContactDetector:
         PyBullet keeps the contact points of a pair from one detection to the next (persistent
         manifolds), so a query after others may list points an isolated query would not
         (measured: 4 or 8 instead of 6 for ``reverse_landing``'s final state after a run). The
-        moving bodies are first moved far apart, :data:`_APART` m from each other and from the
-        origin, where every kept point lies beyond PyBullet's breaking distance and is dropped;
+        moving bodies are first set apart on a square grid :data:`_APART` m above the origin,
+        neighbours their largest size (the diagonal of the largest bounding box) twice plus
+        :data:`_GRID_CLEARANCE` apart — every body lies within that diagonal of its centre of
+        mass, which lies inside the box — where every kept point lies beyond PyBullet's
+        breaking distance and is dropped;
         then they are placed and detected as asked."""
         far = np.zeros_like(position)
-        far[self.moving, 2] = _APART * (1.0 + np.arange(len(self.moving)))
+        moving = self.moving
+        if len(moving):
+            size = 0.0
+            for j in moving.tolist():
+                lo, hi = self.engine.aabb(j)
+                size = max(size, float(np.linalg.norm(np.asarray(hi) - np.asarray(lo))))
+            spacing = 2.0 * size + _GRID_CLEARANCE
+            side = int(np.ceil(np.sqrt(len(moving))))
+            k = np.arange(len(moving))
+            far[moving, 0] = spacing * (k % side)
+            far[moving, 1] = spacing * (k // side)
+            far[moving, 2] = _APART
         rng, self.rng = self.rng, None
         try:
             self.memory = None
