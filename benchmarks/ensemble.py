@@ -43,6 +43,9 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``steal``: CPUs' worth of time the hypervisor gave to others during the row (``/proc/stat``;
   0.10: a tenth of one CPU on average), a cause of drift that nothing in the guest shows
   otherwise;
+- ``local 2`` (with ``--local-row``): Dask as ``workbench ensemble --scheduler local`` runs it:
+  ``run_ensemble`` starts the cluster (on a thread, while the driver runs the nominal
+  realization and the first tasks) and stops it, both in the clock;
 - ``thread`` (with ``--thread-row``): serial without the helper process that compresses for a
   serial run (its writer thread compresses); ``inline`` (with ``--inline-row``): serial with
   no writer thread (the driver's thread compresses and writes after each task: nothing runs
@@ -57,7 +60,7 @@ realizations). Fixed costs (start-up, the last uneven tasks) weigh less in longe
 ``--seconds 15`` and ``--seconds 60``. Run it on an otherwise idle machine: a 2-worker speed-up
 cannot be measured while something else uses a core.
 Usage: ``python benchmarks/ensemble.py [--seconds 40] [--repeat K] [--no-dask] [--no-pair]
-[--thread-row] [--inline-row] [--switch-row] [--compression none] [SCENE ...]``
+[--local-row] [--thread-row] [--inline-row] [--switch-row] [--compression none] [SCENE ...]``
 """
 
 from __future__ import annotations
@@ -160,6 +163,11 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask row")
     ap.add_argument(
+        "--local-row",
+        action="store_true",
+        help="also run on a Dask cluster started by run_ensemble (--scheduler local, in the clock)",
+    )
+    ap.add_argument(
         "--no-pair", action="store_true", help="skip the concurrent bare loops (the ceiling)"
     )
     ap.add_argument(
@@ -229,6 +237,8 @@ def main(argv=None) -> int:
             rows.append((f"pool {w}", w, None))
             if not args.no_dask:
                 rows.append((f"dask {w}", w, "dask"))
+            if args.local_row:
+                rows.append((f"local {w}", w, "local"))
             pair = [] if args.no_pair or w < 2 else [(f"pair {w}", w, "pair")]
             plan = []
             for r in range(args.repeat):
@@ -444,6 +454,10 @@ def _run_job(text: str) -> int:
     if job["kind"] == "dask":
         with local_dask_cluster(job["workers"]) as address:
             res = run_ensemble(ref, job["n"], job["out"], scheduler=address, **kwargs)
+    elif job["kind"] == "local":  # the CLI's --scheduler local: the cluster's start and stop count
+        res = run_ensemble(
+            ref, job["n"], job["out"], scheduler="local", workers=job["workers"], **kwargs
+        )
     else:
         res = run_ensemble(ref, job["n"], job["out"], workers=job["workers"], **kwargs)
     print(json.dumps({"wall": res.wall_seconds, "cpu": res.cpu_seconds}))

@@ -17,12 +17,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["local_dask_cluster"]
+__all__ = ["dask_command", "local_dask_cluster"]
 
 #: Where the scheduler's and the workers' HTTP servers listen: ``--no-dashboard`` alone still
 #: leaves one (health, metrics, info pages) on 0.0.0.0 (measured with distributed 2026.8.0,
@@ -36,23 +37,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def dask_command() -> str:
+    """The path of the ``dask`` command (next to this Python first); :class:`WorkbenchError`
+    when there is none."""
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
+    if dask is None:
+        raise WorkbenchError("the 'dask' command is missing: pip install 'rigid-workbench[dask]'")
+    return dask
+
+
 @contextlib.contextmanager
 def local_dask_cluster(
-    n_workers: int = 2, *, timeout: float = 60.0, env=None, dashboard: str | None = None
+    n_workers: int = 2,
+    *,
+    timeout: float = 60.0,
+    env=None,
+    dashboard: str | None = None,
+    cancelled: threading.Event | None = None,
 ) -> Iterator[str]:
     """Run a scheduler and ``n_workers`` single-threaded workers; yield the scheduler address.
 
     ``dashboard``: ``HOST:PORT`` of the scheduler's dashboard (none by default; it needs
-    ``bokeh``).
+    ``bokeh``). ``cancelled``: set (from another thread) to stop waiting for the workers: the
+    processes are then stopped and :class:`WorkbenchError` raised.
 
     Raises
     ------
     WorkbenchError
-        Dask is not installed, or the workers did not register within ``timeout`` seconds.
+        Dask is not installed, the workers did not register within ``timeout`` seconds, or
+        ``cancelled`` was set before they did.
     """
-    dask = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
-    if dask is None:
-        raise WorkbenchError("the 'dask' command is missing: pip install 'rigid-workbench[dask]'")
+    dask = dask_command()
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
@@ -61,6 +76,8 @@ def local_dask_cluster(
         procs.append(
             subprocess.Popen(
                 [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+                # what unpickling a task needs, before the first (scheduler_preload's docstring)
+                + ["--preload", "workbench.ensemble.scheduler_preload"]
                 + (
                     ["--no-dashboard", *LOCAL_HTTP]
                     if dashboard is None
@@ -90,7 +107,7 @@ def local_dask_cluster(
                     **quiet,
                 )
             )
-        _wait_for_workers(address, n_workers, timeout)
+        _wait_for_workers(address, n_workers, timeout, cancelled)
         yield address
     finally:
         # workers first, while their scheduler still answers: a worker told to stop after its
@@ -109,9 +126,12 @@ def local_dask_cluster(
                     p.wait()
 
 
-def _wait_for_workers(address: str, n: int, timeout: float) -> None:
+def _wait_for_workers(
+    address: str, n: int, timeout: float, cancelled: threading.Event | None = None
+) -> None:
     from distributed import Client
 
+    cancelled = cancelled or threading.Event()
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -119,9 +139,15 @@ def _wait_for_workers(address: str, n: int, timeout: float) -> None:
                 while len(client.scheduler_info()["workers"]) < n:
                     if time.monotonic() > deadline:
                         raise WorkbenchError(f"{n} Dask workers did not register at {address}")
-                    time.sleep(0.2)
+                    if cancelled.wait(0.2):
+                        raise WorkbenchError(
+                            f"the start of the Dask cluster at {address} was cancelled"
+                        )
                 return
         except OSError:
             if time.monotonic() > deadline:
                 raise WorkbenchError(f"no Dask scheduler answered at {address}") from None
-            time.sleep(0.3)
+            if cancelled.wait(0.3):
+                raise WorkbenchError(
+                    f"the start of the Dask cluster at {address} was cancelled"
+                ) from None

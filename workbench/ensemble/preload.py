@@ -5,12 +5,21 @@ with ``--preload workbench.ensemble.preload`` (``local_dask_cluster``, ``docs/en
 the imports happen once per pool or before a cluster takes work, not in the first task of every
 worker: ≈ 0.7 s of CPU (measured 2026-11-27; ``python -X importtime -c "import
 workbench.ensemble.preload"``), mostly scipy.special (≈ 30%, for the random-body models), numpy,
-the scene model (pydantic, scipy.spatial's rotations), h5py and PyBullet; scipy.optimize is
-imported only by a draw that needs it (``uncertainty.centre_of_mass``).
+the scene model (pydantic, scipy.spatial's rotations), h5py and PyBullet.
+
+``uncertainty.distributions`` too (scipy.stats and scipy.optimize: 0.40-0.54 s of CPU more,
+measured 2026-11-27 after the rest): the first draw of a scene with a random parameter
+(``dist: ...``, e.g. random_box's friction) imports it, and without it here every worker did so
+in its first task (measured on a 2-worker Dask cluster: 0.47 s for its first random_box
+realization, 0.016 s for the next), idle for the run meanwhile, which weighs on short runs
+(≈ 6% of a 15 s random_box run on 2 workers). Scenes of random bodies only (the five-body
+scene) do not need it: for them it lengthens the pool's start (done by the fork server while
+the driver runs realizations) and a Dask worker's, not the realizations.
 """
 
 from __future__ import annotations
 
+import uncertainty.distributions  # noqa: F401
 import uncertainty.random_body  # noqa: F401
 import workbench.ensemble.realization  # noqa: F401
 import workbench.ensemble.run  # noqa: F401

@@ -52,6 +52,10 @@ Crash safety (measured with 150 SIGKILLs per layout, see docs/architecture.md, "
   realization ``i``, its two elements are reset to the null reference (all-zero bytes, read back
   as ``""``) with a raw chunk write, which bypasses the lookup; the old object, if any, leaks a
   few bytes. Found by ``tests/integration/test_store_crash.py`` (SIGKILL, then resume);
+- the datasets writes use are looked up once and held by the store while it writes
+  (:class:`~workbench.store.chunks.Handles`); they are dropped before the file closes, in
+  :meth:`TrajectoryStore.close` and after a failed write, as no HDF5 identifier may outlive a
+  failed write (h5py crashed at exit on one: :meth:`TrajectoryStore._fail`);
 - only the driver process writes; ensemble workers return their realizations packed
   (:class:`~workbench.store.schema.PackedRows`), with the chunks already filtered, and the
   driver stores those bytes as they are (:mod:`~workbench.store.chunks`).
@@ -77,7 +81,7 @@ from workbench import __version__
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store.backend import Store
-from workbench.store.chunks import INIT_SLAB, find_filters, runs, write_data
+from workbench.store.chunks import INIT_SLAB, Handles, find_filters, runs, write_data
 from workbench.store.conventions import (
     CONVENTIONS,
     FORMAT_VERSION,
@@ -298,6 +302,9 @@ class TrajectoryStore(Store):
         self._n_real = int(f["completed"].shape[0])
         self._failed: StoreWriteError | None = None  # set by the first failed write
         self._filters: ChunkFilters | None | bool = False  # not looked up yet
+        # what writes use, looked up at the first write (chunks.Handles); dropped by close()
+        # and by a failed write (_fail)
+        self._handles: Handles | None = None
 
     # -- construction -----------------------------------------------------------------------
 
@@ -419,7 +426,9 @@ class TrajectoryStore(Store):
                     if nominal is not None:
                         group = f.create_group(NOMINAL)
                         _init_file(group, schema, 1, {"description": _NOMINAL_TEXT}, compression)
-                        cls(group, tmp).write(0, nominal)
+                        view = cls(group, tmp)
+                        view.write(0, nominal)
+                        view.close()  # its handles: the file closes next
                     for name, data in extras.items():
                         _write_extra(f, name, data, described.get(name))
                     if caught:
@@ -575,7 +584,7 @@ class TrajectoryStore(Store):
     def _check_writable(self) -> None:
         if self._failed is not None:  # closed by the failure: h5py must not touch it again
             raise self._failed
-        if self._f.file.mode != "r+":
+        if self._handles is None and self._f.file.mode != "r+":  # handles: it was written
             raise StoreError(f"{self._path}: opened read-only")
 
     def _write_rows(self, batch: list[tuple[int, int, dict[str, np.ndarray], str, str]]) -> None:
@@ -611,9 +620,12 @@ class TrajectoryStore(Store):
         realizations), a flush, then the marks and a flush. Packs arrive in index order."""
         if self._failed is not None:
             raise self._failed
-        f = self._f
+        h = self._handles
+        if h is None:
+            contiguous = [name for name in self._schema.row_shapes() if name not in self._chunked()]
+            h = self._handles = Handles(self._f, self._chunked(), contiguous)
         indices = np.concatenate([p.indices for p in packs])
-        completed = np.asarray(f["completed"][()], dtype=bool)
+        completed = np.asarray(h.completed[()], dtype=bool)
         kept = int(completed.sum()) - int(completed[indices].sum())
         needed = WRITE_HEADROOM + sum(p.nbytes for p in packs)
         free = free_bytes(self._path.parent)
@@ -629,17 +641,17 @@ class TrajectoryStore(Store):
             with catching_io_errors(caught):
                 if completed[indices].any():
                     for i in indices[completed[indices]].tolist():
-                        f["completed"][i] = False
-                    f.file.flush()
+                        h.mark(i, i + 1, False)
+                    h.file.flush()
                     check()
                 for p in packs:  # phase 1: the data
-                    write_data(f, p, self._chunked(), check)
+                    write_data(h, p, check)
                     check()
-                f.file.flush()
+                h.file.flush()
                 check()
                 for start, stop in runs(indices):  # phase 2: the marks
-                    f["completed"][int(indices[start]) : int(indices[stop - 1]) + 1] = True
-                f.file.flush()
+                    h.mark(int(indices[start]), int(indices[stop - 1]) + 1, True)
+                h.file.flush()
                 check()
         except (OSError, RuntimeError) as exc:
             reason = " ".join(str(exc).split())[:200] or type(exc).__name__
@@ -657,6 +669,7 @@ class TrajectoryStore(Store):
         completed realization stays readable. ``broken`` says HDF5 itself failed; the close's
         own errors are then ignored and ``kept`` is recounted from the file when it opens.
         """
+        self._drop_handles()
         root = self._f.file
         caught: list[BaseException] = []
         with catching_io_errors(caught):
@@ -722,8 +735,14 @@ class TrajectoryStore(Store):
         """Whether the file is open; false after a failed write (:class:`StoreWriteError`)."""
         return self._failed is None and bool(self._f.id.valid)
 
+    def _drop_handles(self) -> None:
+        if self._handles is not None:
+            self._handles.close()
+            self._handles = None
+
     def close(self) -> None:
         """Close the file (idempotent); a view of ``/nominal`` leaves it open."""
+        self._drop_handles()
         if self._failed is None and self._f.id.valid and isinstance(self._f, h5py.File):
             self._f.close()
 
