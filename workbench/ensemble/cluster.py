@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -70,6 +71,11 @@ def local_dask_cluster(
     dask = dask_command()
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
+    # the processes' scratch space (Dask's temporary-directory: lock files, the workers' spill
+    # directories, the scheduler's): ours, removed at the end, so killed processes leave
+    # nothing in the system's temporary folder
+    scratch = tempfile.mkdtemp(prefix="workbench-dask-")
+    env = {**(os.environ if env is None else env), "DASK_TEMPORARY_DIRECTORY": scratch}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     procs: list[subprocess.Popen] = []
     try:
@@ -110,20 +116,18 @@ def local_dask_cluster(
         _wait_for_workers(address, n_workers, timeout, cancelled)
         yield address
     finally:
-        # workers first, while their scheduler still answers: a worker told to stop after its
-        # scheduler went away retries the connection until killed (measured: 20 s, the old
-        # timeout, on every --scheduler local run); then the scheduler
-        workers, scheduler = procs[1:], procs[:1]
-        for group in (workers, scheduler):
-            for p in group:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGTERM)
-            for p in group:
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.kill(p.pid, signal.SIGKILL)
-                    p.wait()
+        # Killed, not asked to stop: whatever brings us here (the run's end, an error, Ctrl-C),
+        # the driver holds every result it will use, and the processes hold nothing of ours.
+        # Asked (SIGTERM), the workers closed gracefully in ≈ 1.9 s and the scheduler in ≈ 0.9 s
+        # (measured on the loaded machine, 2026-11-27), inside every `--scheduler local` run;
+        # a worker told to stop after its scheduler went away even retried the connection for
+        # 20 s. Killed, they end at once; their scratch space goes with them.
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGKILL)
+        for p in procs:
+            p.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _wait_for_workers(
