@@ -22,6 +22,8 @@ Usage::
     python benchmarks/plausibility.py --table markov_block_energy --smc   # the particle filter
     python benchmarks/plausibility.py --table markov_block_energy --smc --smc-scheme lift \
         --smc-beta 0.3 --hints none --smc-generation drop     # a filter generation per drop
+    python benchmarks/plausibility.py --table markov_block_energy --smc --smc-scheme lift \
+        --smc-beta 0.3 --hints none --landing-delta 0.2       # slow landings stick
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from reverse.hints import load_hint_distribution, parse_hint_distribution  # noq
 from reverse.markov import load_model  # noqa: E402
 from reverse.plausibility import format_table, measure  # noqa: E402
 from reverse.sampling import RunVariation  # noqa: E402
+from reverse.stepper import StepSettings  # noqa: E402
 from uncertainty.two_sample import total_variation  # noqa: E402
 from workbench.scene.catalog import find_data, find_scene  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
@@ -125,7 +128,18 @@ def main(argv=None) -> int:
         "particle to its next contact-separation event, at most 0.05 s; schemes potential, "
         "lift, lift-central)",
     )
+    ap.add_argument(
+        "--landing-delta",
+        type=float,
+        default=0.0,
+        metavar="M_PER_S",
+        help="backward: landing contacts (the elastic branch) slipping at most this much stick "
+        "(StepSettings.landing_delta; default 0: the sliding cut-off delta everywhere)",
+    )
     args = ap.parse_args(argv)
+    if not args.landing_delta >= 0.0:
+        print(f"--landing-delta: expected >= 0 m/s, got {args.landing_delta}", file=sys.stderr)
+        return 2
     if args.per_contact_goals and not args.smc:
         print(
             "--per-contact-goals: needs --smc (the sampled runs take no such option)",
@@ -164,6 +178,7 @@ def main(argv=None) -> int:
         f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
         f"{', contact persistence' if args.persist else ''}"
         f"{', a generation per drop' if args.smc_generation == 'drop' else ''}"
+        f"{f', landing cut-off {args.landing_delta:g} m/s' if args.landing_delta else ''}"
     )
     lift = {}
     if args.smc and args.smc_scheme.startswith("lift"):
@@ -195,6 +210,11 @@ def main(argv=None) -> int:
         options={
             **({"persist_contacts": True} if args.persist else {}),
             **({"per_contact_goals": True} if args.per_contact_goals else {}),
+            **(
+                {"settings": StepSettings(dt, landing_delta=args.landing_delta)}
+                if args.landing_delta
+                else {}
+            ),
         }
         or None,
         smc=args.smc,

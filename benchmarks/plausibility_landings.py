@@ -30,11 +30,16 @@ friction of §3.2 alone; ``StepSettings.delta`` = each DELTA given), and compare
 reconstructs before the landing with the throw's: how much a backward landing gains when it
 arrives in a forward state.
 
+``--landing-delta L`` runs the backward runs and the reconstructions with
+``StepSettings.landing_delta = L``: landing contacts (the elastic branch of Eq. 7) slipping at
+most ``L`` m/s stick (the goal LCP of Eq. 9–10) instead of sliding with maximal friction.
+
 Usage::
 
     python benchmarks/plausibility_landings.py                    # markov_block_energy, 200 v 120
     python benchmarks/plausibility_landings.py --table markov_block_semi --backward 40
     python benchmarks/plausibility_landings.py --backward 0 --forward 60 --reconstruct 1e-4 0.2
+    python benchmarks/plausibility_landings.py --backward 60 --landing-delta 0.2
 """
 
 from __future__ import annotations
@@ -147,7 +152,9 @@ def forward(scene_path, model, count: int, dt: float) -> list[np.ndarray]:
     return out
 
 
-def backward(scene_path, model, count: int, dt: float, duration: float) -> list:
+def backward(
+    scene_path, model, count: int, dt: float, duration: float, landing_delta: float = 0.0
+) -> list:
     from reverse.hints import HintPolicy
     from reverse.lcp import LCPError
     from reverse.markov import MarkovPolicy
@@ -161,7 +168,8 @@ def backward(scene_path, model, count: int, dt: float, duration: float) -> list:
     for i in range(count):  # the benchmark's backward run i (seed 1), without the filter
         scene, _, _ = variation.draw(ref.load(), 1, i)
         seed = sample_seed(1, i)
-        stepper, detector, state = build_stepper(scene, StepSettings(dt), seed=seed)
+        settings = StepSettings(dt, landing_delta=landing_delta)
+        stepper, detector, state = build_stepper(scene, settings, seed=seed)
         j = int(np.flatnonzero(stepper.rigid.moving)[0])
         seq = np.random.SeedSequence(np.random.SeedSequence(seed).entropy, spawn_key=(1,))
         policy = HintPolicy([], scene.body_names, dt, stepper.settings.epsilon)
@@ -187,7 +195,9 @@ def backward(scene_path, model, count: int, dt: float, duration: float) -> list:
     return out
 
 
-def reconstruct(scene, runs, found, half, props, gravity, dt, delta) -> str:
+def reconstruct(
+    scene, runs, found, half, props, gravity, dt, delta, landing_delta: float = 0.0
+) -> str:
     """Backward steps from the forward landings' after-states (σ in the second of
     :data:`RANGES`): geometric means of the true and the reconstructed energy gain."""
     from reverse.hints import HintPolicy
@@ -197,7 +207,9 @@ def reconstruct(scene, runs, found, half, props, gravity, dt, delta) -> str:
     from workbench.sim.state import State
 
     lo, hi = RANGES[1]
-    stepper, detector, s0 = build_stepper(scene, StepSettings(dt, delta=delta))
+    stepper, detector, s0 = build_stepper(
+        scene, StepSettings(dt, delta=delta, landing_delta=landing_delta)
+    )
     no_goals = HintPolicy([], scene.body_names, dt, stepper.settings.epsilon)
     j = int(np.flatnonzero(stepper.rigid.moving)[0])
     rows = []
@@ -241,7 +253,8 @@ def reconstruct(scene, runs, found, half, props, gravity, dt, delta) -> str:
 
     slow = a[:, 2] < 0.2
     return (
-        f"  δ = {delta:g} m/s: {len(a)} forward landings at σ in [{lo:g}, {hi:g}) s; energy "
+        f"  δ = {delta:g} m/s, landing cut-off {landing_delta:g} m/s: {len(a)} forward "
+        f"landings at σ in [{lo:g}, {hi:g}) s; energy "
         f"gain read backward (geometric mean), true ×{gain(a[:, 0]):.2f}, reconstructed "
         f"×{gain(a[:, 1]):.2f}; arriving below 0.2 m/s of slip ({slow.mean():.2f}): true "
         f"×{gain(a[slow, 0]):.2f}, reconstructed ×{gain(a[slow, 1]):.2f}; the others: true "
@@ -266,6 +279,11 @@ def summary(name: str, found: list[dict], alpha: float) -> None:
         normal_only = 1.0 - (1.0 - alpha**2) * f  # Newton restitution on the normal part
         geo = float(np.exp(np.mean(np.log(np.clip(ratio, 1e-12, None)))))
         geo_n = float(np.exp(np.mean(np.log(normal_only))))
+        slow = col("slip_after") < 0.2
+
+        def gain(c):  # energy gain read backward, geometric mean
+            return f"×{np.exp(-np.mean(np.log(np.clip(c, 1e-12, None)))):.2f}" if len(c) else "-"
+
         print(
             f"  σ in [{lo:g}, {hi:g}) s: {len(sel)} landings\n"
             f"    angle to the normal, deg (quartiles) {qs(col('angle'))}\n"
@@ -278,6 +296,8 @@ def summary(name: str, found: list[dict], alpha: float) -> None:
             f"{qs(col('slip_before') / col('normal'))}\n"
             f"    slip after (the backward arrival)    {qs(col('slip_after'))}; share < 0.2 m/s "
             f"{np.mean(col('slip_after') < 0.2):.2f}\n"
+            f"    gain read backward, arrival < 0.2 m/s {gain(ratio[slow])}, the others "
+            f"{gain(ratio[~slow])}\n"
             f"    energy before, J/kg                  {qs(col('energy'))}"
         )
 
@@ -296,7 +316,18 @@ def main(argv=None) -> int:
         metavar="DELTA",
         help="also step backward from the forward landings with these sliding cut-offs, m/s",
     )
+    ap.add_argument(
+        "--landing-delta",
+        type=float,
+        default=0.0,
+        metavar="M_PER_S",
+        help="backward runs and reconstructions: landing contacts slipping at most this much "
+        "stick (StepSettings.landing_delta; default 0: off)",
+    )
     args = ap.parse_args(argv)
+    if not args.landing_delta >= 0.0:
+        print(f"--landing-delta: expected >= 0 m/s, got {args.landing_delta}", file=sys.stderr)
+        return 2
     path = find_scene(args.scene)
     scene = load_scene(path)
     model = load_model(find_data(args.table, what="contact-transition table"))
@@ -316,12 +347,12 @@ def main(argv=None) -> int:
     found = [landings(*run, *args_l) for run in runs]
     fwd = [d for marks in found for d in marks]
     t1 = time.perf_counter()
-    bwd = [d for run in backward(path, model, args.backward, dt, duration)
+    bwd = [d for run in backward(path, model, args.backward, dt, duration, args.landing_delta)
            for d in landings(*run, *args_l)]  # fmt: skip
     t2 = time.perf_counter()
     print(
         f"{path.name} with {args.table}: {args.forward} forward throws, "
-        f"{args.backward} backward runs"
+        f"{args.backward} backward runs, landing cut-off {args.landing_delta:g} m/s"
     )
     # PyBullet's restitution of a pair is the product of the two bodies' (markov_block 0.5 × 1)
     ground = next(b for b in scene.bodies if b.fixed)
@@ -332,7 +363,7 @@ def main(argv=None) -> int:
     if args.reconstruct:
         print("backward steps from the forward landings (no goals):")
     for delta in args.reconstruct:
-        print(reconstruct(scene, runs, found, half, props, g, dt, delta))
+        print(reconstruct(scene, runs, found, half, props, g, dt, delta, args.landing_delta))
     print(
         f"wall time: forward {t1 - t0:.1f} s, backward {t2 - t1:.1f} s, "
         f"all {time.perf_counter() - t0:.1f} s"

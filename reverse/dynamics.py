@@ -361,6 +361,7 @@ def solve_island(
     delta_angular: float = 1e-4,
     warm_start: np.ndarray | None = None,
     attract: np.ndarray | None = None,
+    landing_delta: float = 0.0,
 ) -> IslandSolution:
     """Solve one step of one island.
 
@@ -405,6 +406,11 @@ def solve_island(
         ``μ (p_n⁺ + p_n⁻)`` would admit sticking too, but also slipping at the cone's edge, and
         Lemke returns either.) Sliding contacts (friction folded into the normal column) never
         attract: their friction would be unbounded.
+    landing_delta : float
+        Backward only: the sticking/sliding cut-off of contacts in the elastic branch (landings,
+        Eq. 7), used where it exceeds ``delta``
+        (:attr:`reverse.step_types.StepSettings.landing_delta`). 0 (default): ``delta`` for
+        every contact.
     """
     if direction not in ("forward", "backward"):
         raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
@@ -486,7 +492,12 @@ def solve_island(
                 gn, br = float(goals.normal[i]), "resting"  # Eq. 8
             Jt1, Jt2 = isl.linear_row(a, b, p, t1), isl.linear_row(a, b, p, t2)
             vt = np.array([dot(Jt1, u), dot(Jt2, u)])
-            if fric and np.hypot(*vt) > delta:  # sliding at t: maximal friction, folded
+            # Handle-Contact's sticking/sliding cut-off (§3.2): δ, or at a landing (the elastic
+            # branch of Eq. 7) the wider landing cut-off, so that a landing that arrives slipping
+            # slowly sticks (the goal LCP of Eq. 9–10) instead of sliding with the maximal
+            # friction §3.2 gives any v_w^t > 0. landing_delta = 0: δ everywhere, same bits.
+            cut = landing_delta if (br == "elastic" and landing_delta > delta) else delta
+            if fric and np.hypot(*vt) > cut:  # sliding at t: maximal friction, folded
                 s = (vt[0] * t1 + vt[1] * t2) / np.hypot(*vt)
                 col_n = col_n - mu * isl.linear_row(a, b, p, s)
                 fric = False
