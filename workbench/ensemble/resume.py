@@ -7,18 +7,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["PROVENANCE_ATTRS", "check_resume", "provenance_of"]
+__all__ = ["PROVENANCE_ATTRS", "asset_files", "assets_sha256", "check_resume", "provenance_of"]
 
 #: Root attributes that, with the resolved scene (``scene_json``), ``n_realizations``,
 #: ``seed_entropy`` and ``workbench_version``, decide the bits of a realization; ``--resume``
 #: refuses a file whose values differ from this run's. numpy and scipy draw the random inputs,
-#: PyBullet integrates them.
-PROVENANCE_ATTRS = ("scene_sha256", "pybullet_version", "numpy_version", "scipy_version")
+#: PyBullet integrates them; ``assets_sha256`` hashes the mesh and URDF files the scene's
+#: bodies are made of (the scene names them; their bytes decide the shapes and masses).
+PROVENANCE_ATTRS = (
+    "scene_sha256",
+    "assets_sha256",
+    "pybullet_version",
+    "numpy_version",
+    "scipy_version",
+)
 
 
 def provenance_of(scene) -> dict[str, str]:
@@ -35,10 +43,43 @@ def provenance_of(scene) -> dict[str, str]:
     text = str(scene.source_text).encode("utf-8", "surrogateescape")
     return {
         "scene_sha256": hashlib.sha256(text).hexdigest(),
+        "assets_sha256": assets_sha256(scene),
         "pybullet_version": dist("pybullet"),
         "numpy_version": np.__version__,
         "scipy_version": dist("scipy"),
     }
+
+
+def asset_files(scene) -> list[Path]:
+    """The files the scene's bodies are read from, in body order: each ``mesh`` or ``urdf``
+    body's file, and a URDF's collision meshes after it (visual meshes decide nothing a
+    realization stores). Files that cannot be found are left out (building the scene reports
+    them)."""
+    from workbench.scene.bodies import resolve_file
+    from workbench.scene.urdf import read_urdf
+
+    out: list[Path] = []
+    for body in scene.bodies:
+        shape = body.shape
+        if shape.type not in ("mesh", "urdf"):
+            continue
+        path = resolve_file(shape.file, scene.base_dir)
+        if path is None:
+            continue
+        out.append(Path(path))
+        if shape.type == "urdf":
+            for link in read_urdf(path, shape.global_scaling).links:
+                out.extend(Path(c.filename) for c in link.collisions if c.filename)
+    return [p for p in out if p.is_file()]
+
+
+def assets_sha256(scene) -> str:
+    """SHA-256 over the SHA-256 of each of :func:`asset_files` (in order): a mesh or URDF
+    edited between an interrupted run and its ``--resume`` changes it."""
+    h = hashlib.sha256()
+    for path in asset_files(scene):
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def check_resume(store, scene, n: int, entropy: int | None, provenance: dict[str, str]) -> int:
@@ -74,6 +115,11 @@ def check_resume(store, scene, n: int, entropy: int | None, provenance: dict[str
             "(the resolved scene is the same: compare with `workbench inspect`)"
         )
     versions = {"workbench_version": __version__, **provenance}
+    if "assets_sha256" in attrs and str(attrs["assets_sha256"]) != provenance["assets_sha256"]:
+        raise WorkbenchError(
+            f"{path}: --resume: the scene's mesh or URDF files differ from those the file was "
+            "made with; its realizations would not match the new ones"
+        )
     for key, now in versions.items():
         if key in attrs and str(attrs[key]) != now:
             name = key.removesuffix("_version")
