@@ -150,6 +150,7 @@ def solve_islands(
     delta_angular: float = 1e-4,
     warm_starts: list | None = None,
     attract: np.ndarray | None = None,
+    landing_delta: float = 0.0,
 ) -> list[IslandSolution]:
     """:func:`~reverse.dynamics.solve_island` for many islands without joints at once, bit
     for bit (module docstring). ``impulse_normal`` is not computed (zeros): the stepper does
@@ -184,7 +185,7 @@ def solve_islands(
         contacts=contacts, in_island_a=in_island_a, in_island_b=in_island_b, rigid=rigid,
         position=position, inertia_world=inertia_world, velocity=velocity, dt=dt, goals=goals,
         epsilon=epsilon, delta=delta, delta_angular=delta_angular, warm_starts=warm_starts,
-        attract=attract,
+        attract=attract, landing_delta=landing_delta,
     )  # fmt: skip
     share = batch.lcp_seconds / K
     bs, cs = batch.body_start, batch.contact_start
@@ -223,6 +224,7 @@ def solve_island_arrays(
     delta_angular: float = 1e-4,
     warm_starts: list | None = None,
     attract: np.ndarray | None = None,
+    landing_delta: float = 0.0,
 ) -> IslandBatch:
     """:func:`solve_islands` with the islands given as arrays and the answer as arrays
     (:class:`IslandBatch`): island ``k`` has ``n_bodies[k]`` bodies, the next ones of
@@ -370,7 +372,10 @@ def solve_island_arrays(
         free = sep & ~elastic
         gn = np.where(elastic, ratio, goal_n)
         ht = np.hypot(vt0, vt1)
-        slide = fric & (ht > delta) & ~free
+        # solve_island's cut-off: δ, or at a landing (elastic branch of Eq. 7) the wider
+        # landing cut-off (StepSettings.landing_delta; 0: δ everywhere, the same bits)
+        cut = np.where(elastic, landing_delta, delta) if landing_delta > delta else delta
+        slide = fric & (ht > cut) & ~free
         if slide.any():
             with np.errstate(divide="ignore", invalid="ignore"):
                 s_dir = (vt0[:, None] * t1 + vt1[:, None] * t2) / ht[:, None]

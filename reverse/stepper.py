@@ -587,10 +587,6 @@ class Stepper:
         in_batch = ~flying & ~jointed
         if int(n_sel[in_batch].sum()) < BATCH_MIN_CONTACTS:
             in_batch[:] = False  # a few contacts: one call chain each costs less than the batch
-        if direction == "backward" and s.landing_delta > 0:
-            # the landing cut-off (StepSettings.landing_delta, §3.2 sticking at landings) is
-            # solve_island's alone: reverse.batched applies δ to every contact
-            in_batch[:] = False
         batch = np.flatnonzero(in_batch).tolist()
         slot = np.full(K, -1, dtype=int)  # position of each island in the batch
         answer = None
@@ -620,6 +616,7 @@ class Stepper:
                 delta_angular=s.delta_angular,
                 warm_starts=[self._warm.get(key) for key in batch_keys],
                 attract=attract,
+                landing_delta=s.landing_delta if direction == "backward" else 0.0,
             )
             out[answer.bodies] = answer.velocity
             rep.branches[answer.contacts] = answer.branch

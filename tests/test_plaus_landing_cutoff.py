@@ -142,3 +142,17 @@ def test_the_benchmarks_refuse_a_negative_landing_cut_off(script, bad):
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("--landing-delta: expected >= 0"), out.stderr
+
+
+@pytest.mark.parametrize(("up", "slip"), [(1.0, 0.1), (1.0, 0.5), (0.0, 0.1)])
+def test_the_batched_path_applies_the_landing_cut_off_as_solve_island_does(up, slip, monkeypatch):
+    """Islands solved together (reverse.batched) and one by one (dynamics.solve_island) give
+    the same answer to the bit with the landing cut-off, as they do without it."""
+    import reverse.stepper as stepper_module
+
+    _, (batched, rep_b) = step_back(BATCH_MIN_CONTACTS, up, slip, landing_delta=0.2)
+    monkeypatch.setattr(stepper_module, "BATCH_MIN_CONTACTS", 10**9)  # every island alone
+    _, (alone, rep_a) = step_back(BATCH_MIN_CONTACTS, up, slip, landing_delta=0.2)
+    assert list(rep_a.branches) == list(rep_b.branches)
+    for name in ("position", "orientation", "linear_velocity", "angular_velocity"):
+        assert np.array_equal(getattr(alone, name), getattr(batched, name)), name
