@@ -28,7 +28,7 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``serial``, ``pool 2``, ``dask 2``: ``run_ensemble`` into a fresh HDF5 file (gzip, the
   default), each in a fresh Python process, as the CLI runs it: the nominal run, the file's
   creation and the start of the processes it starts (the pool's fork server and its imports,
-  a serial run's compressing helper) are counted; the driver's own imports are not (nor are the
+  a serial run's helper process) are counted; the driver's own imports are not (nor are the
   bare loop's). The Dask cluster (127.0.0.1, one thread per worker) is started before the clock
   and stopped after it;
 - ``÷ bare``: wall time ÷ (bare time ÷ workers); 1.00 = a perfect executor with free storage.
@@ -46,8 +46,11 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``local 2`` (with ``--local-row``): Dask as ``workbench ensemble --scheduler local`` runs it:
   ``run_ensemble`` starts the cluster (on a thread, while the driver runs the nominal
   realization and the first tasks) and stops it, both in the clock;
-- ``thread`` (with ``--thread-row``): serial without the helper process that compresses for a
-  serial run (its writer thread compresses); ``inline`` (with ``--inline-row``): serial with
+- ``helper`` (with ``--helper-row``): serial with the helper process compressing what this
+  process runs (``SERIAL_RUNNER = False``), where by default a long serial run has the helper
+  run the realizations and compresses and writes them itself;
+- ``thread`` (with ``--thread-row``): serial without any helper process (its writer thread
+  compresses); ``inline`` (with ``--inline-row``): serial with
   no writer thread (the driver's thread compresses and writes after each task: nothing runs
   beside the realizations); ``switch`` (with ``--switch-row``): serial with the writer
   thread and a 0.2 ms switch interval (``SERIAL_SWITCH_SECONDS``), so that the thread gets the
@@ -60,7 +63,8 @@ realizations). Fixed costs (start-up, the last uneven tasks) weigh less in longe
 ``--seconds 15`` and ``--seconds 60``. Run it on an otherwise idle machine: a 2-worker speed-up
 cannot be measured while something else uses a core.
 Usage: ``python benchmarks/ensemble.py [--seconds 40] [--repeat K] [--no-dask] [--no-pair]
-[--local-row] [--thread-row] [--inline-row] [--switch-row] [--compression none] [SCENE ...]``
+[--local-row] [--helper-row] [--thread-row] [--inline-row] [--switch-row] [--compression none]
+[SCENE ...]``
 """
 
 from __future__ import annotations
@@ -173,7 +177,12 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--thread-row",
         action="store_true",
-        help="also run serially without the compressing helper process (its thread compresses)",
+        help="also run serially without any helper process (its writer thread compresses)",
+    )
+    ap.add_argument(
+        "--helper-row",
+        action="store_true",
+        help="also run serially with the helper process compressing (SERIAL_RUNNER off)",
     )
     ap.add_argument(
         "--inline-row",
@@ -222,12 +231,17 @@ def main(argv=None) -> int:
                 overrides.setdefault("case", 4)  # everything random, as the paper's Case 4
             ref = SceneRef(str(f), tuple(sorted(overrides.items())))
             n = args.n
-            if n is None:  # calibrate on 5 realizations
-                per = bare(ref, 5, entropy + 1, nominal=False)[0] / 5
+            if n is None:  # calibrate on 5 realizations, after the one that makes the engine
+                # (≈ 40 ms for random_box, 3 of its realizations: with it, n came out ≈ 0.4 ×
+                # the --seconds asked for)
+                stamps = bare_stamps(ref, list(range(6)), entropy + 1)[1:]
+                per = sum(b - a for a, b, _ in stamps) / len(stamps)
                 n = max(20, int(round(args.seconds / per)))
             common = {"ref": [ref.path, [list(kv) for kv in ref.overrides]], "n": n}
             common |= {"entropy": entropy, "compression": comp}
             rows = [("serial", 1, None)]
+            if args.helper_row:
+                rows.append(("helper", 1, "helper"))
             if args.thread_row:
                 rows.append(("thread", 1, "thread"))
             if args.inline_row:
@@ -445,6 +459,8 @@ def _run_job(text: str) -> int:
     kwargs = {"entropy": job["entropy"], "compression": job["compression"]}
     if job["kind"] == "thread":
         run_module.HELPER_MIN_SECONDS = float("inf")
+    if job["kind"] == "helper":
+        run_module.SERIAL_RUNNER = False
     if job["kind"] == "inline":
         run_module.SERIAL_WRITER_THREAD = False
     if job["kind"] == "switch":

@@ -104,9 +104,12 @@ def _helped_run(tmp_path, monkeypatch, name: str, kill: bool = False) -> tuple[P
                 future.exception()  # waits; a failed start shows in the routes
 
     monkeypatch.setattr(run_module, "Starting", UpAtOnce)
+    monkeypatch.setattr(run_module, "SERIAL_RUNNER", False)  # the helper compresses (its role
+    # before the runner; tests/test_ens_runner.py has the runner)
     monkeypatch.setattr(run_module, "helper_process", helper_process)
     monkeypatch.setattr(run_module, "HELPER_MIN_SECONDS", 0.0)  # these runs take ≈ 0.1 s
-    # and whatever share compression measures on a loaded machine: the route must not hang on a timing
+    # and whatever share compression measures on a loaded machine: the route must not hang on a
+    # timing
     monkeypatch.setattr(run_module, "HELPER_MIN_SHARE", 0.0)
     monkeypatch.setattr(run_module._Sink, "_filtered", filtered)
     out = tmp_path / name

@@ -109,11 +109,12 @@ LONG_TASK_SECONDS = 2 * TASK_SECONDS
 MAX_TASK_REALIZATIONS = 1024
 
 #: Seconds of realizations (by the nominal run's time) from which a serial run has a helper
-#: process compress (:class:`_Sink`): it saves ≈ 10% of the time when a core is free, and costs
-#: ≈ 1.1 s of CPU to start (the fork server's imports), which a shorter run would not repay, and
-#: a machine without a free core pays in full (measured on a loaded machine: 100 random_box
-#: realizations 50% slower with it). On the idle machine (2026-11-27, docs/ensembles.md) it lost
-#: 10% on a 12 s random_box run and won 8% on a 70 s one; 30 s sits between.
+#: process: it runs the realizations (:data:`SERIAL_RUNNER`) or compresses them (:class:`_Sink`).
+#: Compressing, it saved ≈ 10% of the time when a core was free, and costs ≈ 1.1 s of CPU to
+#: start (the fork server's imports), which a shorter run would not repay, and a machine without
+#: a free core pays in full (measured on a loaded machine: 100 random_box realizations 50%
+#: slower with it). On the idle machine (2026-11-27, docs/ensembles.md) it lost 10% on a 12 s
+#: random_box run and won 8% on a 70 s one; 30 s sits between.
 HELPER_MIN_SECONDS = 30.0
 
 #: Share of a realization's time that compressing it takes (measured on the nominal run) from
@@ -121,6 +122,15 @@ HELPER_MIN_SECONDS = 30.0
 #: costs less than the helper's start. Measured (2026-11-27, busy machine, shuffle + zlib-4):
 #: random_box 0.8 ms of a 15 ms realization (5%), the five-body scene 3.8 ms of 2.4 s (0.16%).
 HELPER_MIN_SHARE = 0.01
+
+#: A serial run long enough for a helper process (:data:`HELPER_MIN_SECONDS`,
+#: :data:`HELPER_MIN_SHARE`) has it run the realizations, and this process compresses and writes
+#: them (True); False: the helper only compresses, this process runs the realizations and a
+#: thread behind them has them compressed and writes them. PyBullet never lets go of the GIL, so
+#: that thread stops the realizations at each of its turns (:class:`_Sink`); with the
+#: realizations in a process of their own nothing shares their interpreter, and this process's
+#: work (unpickling, zlib, HDF5) runs on the other core. Both write the same bytes.
+SERIAL_RUNNER = True
 
 #: A serial run writes from a thread behind the realizations (and has them compressed there or
 #: by a helper process); False: this thread compresses and writes each task when it is done,
@@ -602,6 +612,12 @@ def run_ensemble(
             share = _compression_seconds(store.schema, nominal, filters) / nominal_seconds
             helped = work >= HELPER_MIN_SECONDS and share >= HELPER_MIN_SHARE
         helper = stack.enter_context(_helper(helper_process() if helped else None))
+        runner = None
+        if helper is not None and SERIAL_RUNNER:
+            # the helper runs the realizations (this process runs them only until it is up);
+            # this process compresses and writes what it returns, as for a pool of one
+            runner, ready = helper
+            ex, behind, helper = runner, False, None
         result = EnsembleResult(path=out, n_realizations=n, ran=len(todo), entropy=entropy)
         done = n - len(todo)
         if progress is not None:
@@ -624,16 +640,19 @@ def run_ensemble(
             force=ref.force,
             entropy=entropy,
             schema=store.schema,
-            filters=None if behind else store.chunk_filters(),
+            # behind or with a runner, this process compresses (in its writer thread or here)
+            filters=None if behind or runner is not None else store.chunk_filters(),
             sampler=sampler,
         )
         sink = stack.enter_context(_Sink(writer, filters, behind, helper))
         timing = _Timing(nominal_seconds)
         tasks = _tasks(todo[len(early) :], parallel, timing)
+        got = np.zeros(n, dtype=bool)  # realizations finished (a runner's death resumes here)
 
         def finished(packed) -> None:
             if isinstance(packed, Unpacked):  # an early task: packed here, as a worker would
                 packed = packed.pack(store.schema, recipe.filters)
+            got[packed.indices] = True
             timing.add(len(packed), packed.seconds)
             result.task_seconds += packed.seconds
             for j, status in enumerate(packed.status):
@@ -663,11 +682,21 @@ def run_ensemble(
         # idles (the pool's workers take their tasks from one queue: the same either way)
         long = per is not None and per >= LONG_TASK_SECONDS
         started = () if ready is None else ready.then_futures
-        in_flight = 1 if long else None
-        for packed in bounded_map(
-            ex, run_chunk, (recipe,), tasks, parallel, started=started, in_flight=in_flight
-        ):
-            finished(packed)
+        # (a serial run's runner: two, so that it runs one while this process writes the other)
+        in_flight = 1 if long and runner is None else None
+        try:
+            for packed in bounded_map(
+                ex, run_chunk, (recipe,), tasks, parallel, started=started, in_flight=in_flight
+            ):
+                finished(packed)
+        except BrokenProcessPool:
+            if runner is None:
+                raise
+            # the serial run's runner died (killed?): this process runs the rest, as before it
+            # was up; what it had finished is written, what it held is run again (same seeds)
+            rest = todo[~got[todo]]
+            for chunk in _tasks(rest, 1, timing):
+                finished(run_chunk(recipe, chunk))
         sink.finish()
         result.peak_waiting = sink.peak_waiting
         writer.flush()
