@@ -5,7 +5,8 @@ tested on a small synthetic tree that breaks it (``test_rules_catch_*``): a rule
 would pass there too.
 
 Imports are read wherever they stand — module top, functions, ``if TYPE_CHECKING`` blocks — since
-a function-local import is still a dependency (it only runs later).
+a function-local import is still a dependency (it only runs later). The rules on h5py and PyBullet
+also hold for the benchmark scripts, except the peers named in :data:`BENCHMARK_PEERS`.
 """
 
 from __future__ import annotations
@@ -175,6 +176,47 @@ def outside(importers: dict[str, list[str]], allowed) -> list[str]:
     return [f"{f}:{','.join(lines)}" for f, lines in importers.items() if not allowed(f)]
 
 
+#: The libraries that only their owner may import, for benchmark scripts too: trajectory files
+#: are opened through the store (``h5py`` only in ``workbench/store/``), PyBullet through the
+#: engine (``pybullet``, ``pybullet_utils`` only in ``workbench/sim/engine.py``).
+BENCHMARK_BANNED = ("h5py", "pybullet", "pybullet_utils")
+
+#: Benchmark scripts that import one of :data:`BENCHMARK_BANNED` on purpose, because what they
+#: measure is a peer of the workbench, with the reason. A new peer is added here with its reason.
+BENCHMARK_PEERS = {
+    # issue 16's acceptance: an ensemble's file "opens with plain h5py" (no workbench code)
+    ("benchmarks/ensemble_memory.py", "h5py"): "the file opens with plain h5py",
+}
+
+
+def benchmark_importers_of(root: Path, top: str) -> dict[str, list[str]]:
+    """Scripts under ``benchmarks/`` (relative paths) that import the top-level package ``top``,
+    with the lines; imports are read wherever they stand, as for the packages."""
+    out: dict[str, list[str]] = {}
+    for f in sorted((root / "benchmarks").rglob("*.py")):
+        name = ".".join(f.relative_to(root).with_suffix("").parts)
+        for imp in imports_of(name, f):
+            if imp.module.split(".")[0] == top:
+                out.setdefault(f.relative_to(root).as_posix(), []).append(f"{imp.line}")
+    return out
+
+
+def benchmark_violations(root: Path, peers: dict[tuple[str, str], str]) -> list[str]:
+    """Imports of :data:`BENCHMARK_BANNED` libraries by benchmark scripts not named in
+    ``peers``, as ``file:lines: library``."""
+    bad = []
+    for lib in BENCHMARK_BANNED:
+        named = lambda f, lib=lib: (f, lib) in peers  # noqa: E731
+        bad += [f"{hit}: {lib}" for hit in outside(benchmark_importers_of(root, lib), named)]
+    return bad
+
+
+def stale_peers(root: Path, peers: dict[tuple[str, str], str]) -> list[str]:
+    """Named peers that no longer import their library: a stale exception would let a later
+    import through unnoticed."""
+    return [f"{f}: {lib}" for f, lib in peers if f not in benchmark_importers_of(root, lib)]
+
+
 def uncertainty_leaks(root: Path) -> list[str]:
     """Imports in ``uncertainty/`` (pure numerics) of anything but numpy/scipy-level libraries."""
     banned = ("workbench", "reverse", "pybullet", "pybullet_data", "h5py", "matplotlib", "yaml")
@@ -244,11 +286,23 @@ def test_no_module_imports_another_modules_private_names():
     assert private_imports(REPO) == []
 
 
+#: The engine: ``workbench/sim/engine.py`` and the modules of its parts (mixins of ``Engine``).
+ENGINE = {
+    "workbench/sim/engine.py",
+    "workbench/sim/engine_client.py",
+    "workbench/sim/engine_contacts.py",
+    "workbench/sim/engine_joints.py",
+    "workbench/sim/engine_links.py",
+    "workbench/sim/engine_state.py",
+    "workbench/sim/engine_view.py",
+}
+
+
 def test_only_the_engine_imports_pybullet():
     # pybullet_data is not the engine: a path-only package (getDataPath) that the scene model
     # uses to resolve bundled URDF and mesh files without loading PyBullet.
     for lib in ("pybullet", "pybullet_utils"):
-        assert outside(importers_of(REPO, lib), lambda f: f == "workbench/sim/engine.py") == []
+        assert outside(importers_of(REPO, lib), lambda f: f in ENGINE) == []
 
 
 def test_only_the_engine_touches_the_raw_pybullet_client():
@@ -257,6 +311,15 @@ def test_only_the_engine_touches_the_raw_pybullet_client():
 
 def test_only_the_store_opens_trajectory_files_with_h5py():
     assert outside(importers_of(REPO, "h5py"), lambda f: f.startswith("workbench/store/")) == []
+
+
+def test_benchmarks_open_files_and_pybullet_through_the_workbench():
+    assert benchmark_violations(REPO, BENCHMARK_PEERS) == []
+
+
+def test_every_named_benchmark_peer_still_imports_its_library():
+    assert all(reason for reason in BENCHMARK_PEERS.values())
+    assert stale_peers(REPO, BENCHMARK_PEERS) == []
 
 
 def test_matplotlib_only_in_figures():
@@ -394,6 +457,29 @@ def test_rules_catch_library_imports_in_the_wrong_room(tmp_path):
     ]
     assert cli_importers(root) == ["reverse/run.py:1"]
     assert raw_engine_access(root) == ["reverse/contacts.py:2: return engine.p.getContactPoints()"]
+
+
+def test_rules_catch_a_benchmark_that_imports_h5py_or_pybullet(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "benchmarks/peer.py": "import h5py\n",  # named below: allowed
+            "benchmarks/own.py": "def f():\n    import h5py\n",
+            "benchmarks/bare.py": "from pybullet import stepSimulation\nimport pybullet_data\n",
+            "benchmarks/sub/utils.py": "if True:\n    import pybullet_utils.bullet_client\n",
+            "benchmarks/fine.py": "from workbench.store import TrajectoryStore\n",
+        },
+    )
+    peers = {("benchmarks/peer.py", "h5py"): "measures plain h5py"}
+    assert benchmark_violations(root, peers) == [
+        "benchmarks/own.py:2: h5py",
+        "benchmarks/bare.py:1: pybullet",
+        "benchmarks/sub/utils.py:2: pybullet_utils",
+    ]
+    assert stale_peers(root, peers) == []
+    assert stale_peers(root, {**peers, ("benchmarks/fine.py", "h5py"): "no longer"}) == [
+        "benchmarks/fine.py: h5py"
+    ]
 
 
 def test_rules_catch_an_unexplained_long_module(tmp_path):

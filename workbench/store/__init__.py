@@ -6,6 +6,8 @@ The only place where trajectory files are opened (``docs/architecture.md``, "HDF
   :class:`~workbench.sim.state.Trajectory` maps onto its datasets; pure numpy;
 - :mod:`~workbench.store.backend`: the contract every store meets (:class:`Store`: write, read,
   stream) and :class:`BatchWriter`, the ensembles' batched two-phase writer;
+- :mod:`~workbench.store.bulk`: a block of realizations written from arrays
+  (:meth:`Store.write_block`: the datasets given, one two-phase flush), checked first;
 - :mod:`~workbench.store.hdf5`: the file (:class:`TrajectoryStore`, :func:`write_trajectory`,
   :func:`read_trajectory`), its layout and its crash safety;
 - :mod:`~workbench.store.failures`: a write that fails (disk full, I/O error):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import numpy as np
 
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
+from workbench.store.bulk import Block, check_block
 from workbench.store.conventions import layout_attrs
 from workbench.store.schema import ChunkFilters, PackedRows, StoreSchema, pack
 
@@ -79,6 +80,12 @@ class Store(ABC):
     def _write_rows(self, batch: list[tuple[int, int, dict[str, np.ndarray], str, str]]) -> None:
         """Store ``(i, recorded, rows, status, message)`` for each realization of ``batch`` (rows
         as :meth:`StoreSchema.rows`) and mark them completed, the marks last."""
+
+    @abstractmethod
+    def _write_block(self, block: Block) -> None:
+        """Store the datasets of ``block`` (checked, none of its realizations completed), its
+        ``recorded``, ``status`` and ``message``, and mark its realizations completed, the marks
+        last; datasets the block does not hold stay as they are."""
 
     def _write_packed(self, packs: list[PackedRows]) -> None:
         """Store the realizations of ``packs`` (checked against the schema when packed) and
@@ -210,6 +217,78 @@ class Store(ABC):
         own = self.chunk_filters()
         packs = [p if not p.chunks or p.filters == own else self._repacked(p) for p in packs]
         self._write_packed(packs)
+
+    def write_block(
+        self,
+        start: int,
+        arrays: Mapping[str, Any],
+        *,
+        recorded: int | Sequence[int] | np.ndarray | None = None,
+        status: str | Sequence[str] = "ok",
+        message: str | Sequence[str] = "",
+    ) -> None:
+        """Write a block of realizations from arrays and mark them completed, with one two-phase
+        flush: realizations ``start .. start + m - 1``, ``m`` the arrays' first axis.
+
+        For data that are not trajectories (synthetic realizations, outputs computed elsewhere):
+        no :class:`~workbench.sim.state.Trajectory` per realization, and only the datasets given
+        are written. The others keep their fill value (NaN; in the file no chunk of theirs is
+        allocated), so a realization given observers only reads back through
+        :meth:`read_array`, :meth:`iter_rows` and :meth:`iter_time_windows`, while :meth:`read`
+        refuses it for its NaN states. Crash safety is that of :meth:`write_many`: every dataset
+        of the block is written and flushed before the block's ``completed`` flags are set and
+        flushed, so a writer killed during a block leaves the earlier blocks completed and none of
+        this one. A block interrupted so is written again with the same datasets.
+
+        Parameters
+        ----------
+        start : int
+            First realization of the block.
+        arrays : mapping of str to array_like
+            By dataset path, as :meth:`StoreSchema.row_shapes
+            <workbench.store.schema.StoreSchema.row_shapes>` names them (``states/position``,
+            ``observers/<name>``, ``diagnostics/<name>``, ``joints/<field>``,
+            ``params/<body>/<quantity>``): shape ``(m, *row_shape)``, the same ``m >= 1`` for
+            all, real numbers (stored as float64). Per-record rows hold ``nt`` records, NaN after
+            the realization's ``recorded``; states given are finite within ``recorded``, their
+            quaternions of unit norm (to :data:`QUATERNION_NORM_TOL`).
+        recorded : int or array_like of m ints, optional
+            Valid records of each realization, ``0 .. nt``; all ``nt`` by default.
+        status : str or sequence of m str
+            "ok" (the default) or why the run stopped; not empty.
+        message : str or sequence of m str
+
+        Raises
+        ------
+        StoreError
+            The store is read-only, a realization of the block is out of range or already
+            completed (:meth:`write` replaces one), or an argument does not match the schema: one
+            line naming the field and the expectation. Nothing is written then.
+        StoreWriteError
+            The file could not be written (disk full, I/O error): closed, the blocks completed
+            before kept.
+        """
+        where = f"{self._path}: write_block"
+        block = check_block(
+            self._schema,
+            self._n_real,
+            start,
+            arrays,
+            recorded,
+            status,
+            message,
+            where,
+            quaternion_tol=QUATERNION_NORM_TOL,
+        )
+        self._check_writable()
+        done = np.flatnonzero(self.completed[block.start : block.stop]) + block.start
+        if done.size:
+            listed = ", ".join(map(str, done[:5].tolist())) + (", ..." if done.size > 5 else "")
+            raise StoreError(
+                f"{where}: realizations {listed} of {block.start}..{block.stop - 1} are already "
+                "completed; expected realizations not yet written (write() replaces one)"
+            )
+        self._write_block(block)
 
     def _repacked(self, p: PackedRows) -> PackedRows:
         arrays = dict(p.arrays)
@@ -416,11 +495,29 @@ class Store(ABC):
 
     def statuses(self) -> list[str]:
         """Status of every completed realization ("ok", "nonfinite", "error", ...)."""
-        return [self._string("status", i) for i in np.flatnonzero(self.completed)]
+        return self._completed_strings("status")
 
     def messages(self) -> list[str]:
         """Message of every completed realization (``""`` for most that ended "ok")."""
-        return [self._string("message", i) for i in np.flatnonzero(self.completed)]
+        return self._completed_strings("message")
+
+    def _strings(self, name: str, start: int, stop: int) -> list[str]:
+        """Elements ``start .. stop - 1`` of ``status`` or ``message``, all of completed
+        realizations; one by one unless a backend reads them at once."""
+        return [self._string(name, i) for i in range(start, stop)]
+
+    def _completed_strings(self, name: str) -> list[str]:
+        """``name``'s elements of the completed realizations, read by runs of consecutive ones
+        (of at most :data:`READ_BLOCK`): never an element of a realization not completed, which
+        may refer to a heap object a killed writer lost (``hdf5.py``, "Crash safety")."""
+        done = np.flatnonzero(self.completed)
+        edges = [0, *(np.flatnonzero(np.diff(done) != 1) + 1).tolist(), done.shape[0]]
+        out: list[str] = []
+        for a, b in zip(edges[:-1], edges[1:], strict=True):
+            for first in range(a, b, READ_BLOCK):
+                last = min(first + READ_BLOCK, b)
+                out += self._strings(name, int(done[first]), int(done[last - 1]) + 1)
+        return out
 
     def read_nominal(self) -> Trajectory | None:
         """The nominal run stored with an ensemble (``/nominal``), or ``None``."""

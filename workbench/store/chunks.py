@@ -6,6 +6,10 @@ between its two flushes (its module docstring: "Crash safety"). Chunks that a wo
 filtered (:class:`~workbench.store.schema.ChunkFilters`) are written as they are with HDF5's
 direct chunk write; rows shipped as arrays go through HDF5's own filters. The two give the same
 bytes (``tests/unit/workbench/test_store.py``, ``test_packed_writes_give_the_bytes_of_row_writes``).
+
+:func:`write_block` is phase 1 of a bulk write (:meth:`Store.write_block
+<workbench.store.backend.Store.write_block>`, a :class:`~workbench.store.bulk.Block`): the
+datasets given, as slabs of consecutive realizations; the others are not touched.
 """
 
 from __future__ import annotations
@@ -15,9 +19,18 @@ from collections.abc import Callable
 import h5py
 import numpy as np
 
+from workbench.store.bulk import Block
 from workbench.store.schema import ChunkFilters, PackedRows, StoreSchema
 
-__all__ = ["INIT_SLAB", "Handles", "find_filters", "reset_strings", "runs", "write_data"]
+__all__ = [
+    "INIT_SLAB",
+    "Handles",
+    "find_filters",
+    "reset_strings",
+    "runs",
+    "write_data",
+    "write_block",
+]
 
 #: Elements of ``status``/``message`` written at once when a file is created: HDF5 holds about
 #: 4 kB per chunk a write touches, and keeps it (measured: 400 MB for one write of 10^5 elements);
@@ -160,6 +173,43 @@ def write_data(h: Handles, p: PackedRows, check: Callable[[], None]) -> None:
         dsid = None
 
 
+def write_block(h: Handles, block: Block, check: Callable[[], None]) -> None:
+    """Write the datasets of ``block`` (and its ``recorded``, ``status``, ``message``), not
+    ``completed``, through the store's :class:`Handles`; datasets the block does not hold are
+    not touched (they keep their fill value, and no chunk of theirs is allocated).
+
+    In slabs of :data:`INIT_SLAB` realizations, each: the ``status``/``message`` elements reset
+    to the null reference (a killed earlier write of the same realizations may have left them
+    pointing at a heap object that never reached the disk, see :func:`reset_strings`), the
+    chunks of each given per-record dataset (through HDF5's filters), the text, then the
+    contiguous parameters and ``recorded`` in place. A slab whose messages are all ``""`` leaves
+    them null, which reads as ``""`` (no heap object: 16 bytes a realization saved). One write
+    touching more chunks would make HDF5 hold ≈ 4 kB for each (:data:`INIT_SLAB`). The same
+    calls give the same bytes.
+
+    Parameters
+    ----------
+    check : callable
+        Called after each slab, as in :func:`write_data`.
+    """
+    for a in range(block.start, block.stop, INIT_SLAB):
+        b = min(a + INIT_SLAB, block.stop)
+        part = slice(a - block.start, b - block.start)
+        for i in range(a, b):
+            _reset(h.strings, i)
+        for name, arr in block.arrays.items():
+            if name in h.datasets:  # per-record: one chunk per realization, filtered
+                h.datasets[name][a:b] = arr[part]
+        h.text[0].write_slab(a, block.status[part])
+        if any(block.message[part]):  # the null elements read as "" already: no heap objects
+            h.text[1].write_slab(a, block.message[part])
+        for name, arr in block.arrays.items():
+            if name not in h.datasets:  # parameters: contiguous, changed in place
+                h.slabs[name].write(a, arr[part])
+        h.slabs["recorded"].write(a, block.recorded[part])
+        check()
+
+
 class _SlabWriter:
     """Writes ``dataset[a : a + len(arr)] = arr`` (along the first axis, the other axes whole)
     with the ``H5Dwrite`` that ``Dataset.__setitem__`` makes (memory type from the array, of the
@@ -200,6 +250,12 @@ class _ElementWriter:
     def write(self, i: int, value: str) -> None:
         self.fspace.select_hyperslab((i,), (1,))
         self.dsid.write(self.mspace, self.fspace, np.asarray(value, dtype=self.dtype))
+
+    def write_slab(self, a: int, values: list[str]) -> None:
+        """``dataset[a : a + len(values)] = values``, with one ``H5Dwrite``."""
+        arr = np.array(values, dtype=self.dtype)  # object array that keeps the vlen-str dtype
+        self.fspace.select_hyperslab((a,), (arr.shape[0],))
+        self.dsid.write(h5py.h5s.create_simple(arr.shape), self.fspace, arr)
 
     def close(self) -> None:
         """Drop the HDF5 identifiers held."""

@@ -19,6 +19,7 @@ import numpy as np
 from workbench.errors import StoreError
 from workbench.sim.state import Trajectory
 from workbench.store.backend import Store
+from workbench.store.bulk import Block
 from workbench.store.schema import StoreSchema
 
 __all__ = ["MemoryStore"]
@@ -85,6 +86,15 @@ class MemoryStore(Store):
             self._data["message"][i] = message
         for i, *_ in batch:
             self._data["completed"][i] = True
+
+    def _write_block(self, block: Block) -> None:
+        rows = slice(block.start, block.stop)
+        for name, arr in block.arrays.items():
+            self._data[name][rows] = arr
+        self._data["recorded"][rows] = block.recorded
+        self._data["status"][rows] = block.status
+        self._data["message"][rows] = block.message
+        self._data["completed"][rows] = True
 
     def _nominal(self) -> MemoryStore | None:
         return self._nominal_store

@@ -4,6 +4,7 @@ one :class:`~workbench.errors.StoreError` naming the file and the dataset (issue
 - :class:`CheckedDataset` wraps an h5py dataset: a chunk that cannot be read (bad checksum, a
   filter that fails, an address past the end of a truncated file) raises ``StoreError``;
 - :func:`check_time` refuses a ``/time`` that is not finite and strictly increasing;
+- :func:`check_layout` refuses datasets whose shapes or types are not the layout's;
 - :func:`text_attr` and :func:`read_attrs` refuse attributes that are not text or cannot be read;
 - :func:`dataset_summaries` walks a file link by link for ``workbench inspect``, listing what it
   cannot read instead of stopping.
@@ -18,12 +19,14 @@ import h5py
 import numpy as np
 
 from workbench.errors import StoreError
+from workbench.store.schema import StoreSchema
 
 __all__ = [
     "H5_READ_ERRORS",
     "MAX_LABEL",
     "CheckedDataset",
     "check_time",
+    "check_layout",
     "text_attr",
     "text",
     "plain",
@@ -197,3 +200,48 @@ def dataset_summaries(group: h5py.Group, prefix: str = "/") -> dict[str, Any]:
             except H5_READ_ERRORS as exc:
                 out[path] = {"unreadable": str(exc)}
     return dict(sorted(out.items()))
+
+
+def check_layout(f: h5py.Group, schema: StoreSchema, n: int, path: Path) -> None:
+    """Refuse a store (the root of a file, or its ``/nominal`` group) whose datasets cannot be
+    what the layout of ``schema`` with ``n`` realizations says: shapes, types (numbers where
+    numbers belong, text in ``status``/``message``) and ``recorded`` of every completed
+    realization within 0..nt. Each failure is one line naming the file and the dataset."""
+    expected = {"recorded": (n,), "status": (n,), "message": (n,)}
+    rows = schema.row_shapes()
+    expected.update({k: (n, *shape) for k, shape in rows.items() if k[:7] != "params/"})
+    for name, shape in expected.items():
+        if f[name].shape != shape:
+            raise StoreError(
+                f"{path}: damaged store, {name} has shape {f[name].shape}, expected {shape}"
+            )
+    for key in schema.param_shapes:
+        if f["params"][key].shape[:1] != (n,):
+            raise StoreError(f"{path}: damaged store, params/{key} has wrong length")
+    for name in [*rows, "recorded"]:
+        if f[name].dtype.kind not in "fiu":
+            raise StoreError(
+                f"{path}: dataset {f[name].name} holds {f[name].dtype}, expected numbers; the "
+                "file is damaged or not a store"
+            )
+    if f["completed"].dtype.kind not in "biu" or f["completed"].ndim != 1:
+        raise StoreError(
+            f"{path}: dataset {f['completed'].name} holds {f['completed'].dtype} of shape "
+            f"{f['completed'].shape}, expected ({n},) bool; the file is damaged or not a store"
+        )
+    for name in ("status", "message"):
+        if h5py.check_string_dtype(f[name].dtype) is None:
+            raise StoreError(
+                f"{path}: dataset {f[name].name} holds {f[name].dtype}, expected text; the file "
+                "is damaged or not a store"
+            )
+    completed = np.asarray(CheckedDataset(f["completed"], path)[()], dtype=bool)
+    recorded = np.asarray(CheckedDataset(f["recorded"], path)[()])
+    nt = schema.n_times
+    bad = np.flatnonzero(completed & ((recorded < 0) | (recorded > nt)))
+    if bad.size:
+        i = int(bad[0])
+        raise StoreError(
+            f"{path}: dataset {f['recorded'].name}[{i}] = {recorded[i]}, expected 0..{nt} (the "
+            "records of /time); the file is damaged"
+        )
