@@ -108,6 +108,12 @@ def main(argv=None) -> int:
         "(reverse/markov.py MarkovPolicy per_contact_goals)",
     )
     ap.add_argument(
+        "--pivot",
+        action="store_true",
+        help="with --smc: a drop that keeps a corner or an edge pivots the body about it "
+        "(reverse/markov.py MarkovPolicy pivot)",
+    )
+    ap.add_argument(
         "--lift-cache",
         help="folder to keep the lift law in (keyed by the table's and the scene's bytes), so "
         "that a rerun skips the throws",
@@ -139,6 +145,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if not args.landing_delta >= 0.0:
         print(f"--landing-delta: expected >= 0 m/s, got {args.landing_delta}", file=sys.stderr)
+        return 2
+    if args.pivot and not args.smc:
+        print("--pivot: needs --smc (the sampled runs take no such option)", file=sys.stderr)
         return 2
     if args.per_contact_goals and not args.smc:
         print(
@@ -179,6 +188,7 @@ def main(argv=None) -> int:
         f"{', contact persistence' if args.persist else ''}"
         f"{', a generation per drop' if args.smc_generation == 'drop' else ''}"
         f"{f', landing cut-off {args.landing_delta:g} m/s' if args.landing_delta else ''}"
+        f"{', drops that pivot' if args.pivot else ''}"
     )
     lift = {}
     if args.smc and args.smc_scheme.startswith("lift"):
@@ -210,6 +220,7 @@ def main(argv=None) -> int:
         options={
             **({"persist_contacts": True} if args.persist else {}),
             **({"per_contact_goals": True} if args.per_contact_goals else {}),
+            **({"pivot": True} if args.pivot else {}),
             **(
                 {"settings": StepSettings(dt, landing_delta=args.landing_delta)}
                 if args.landing_delta

@@ -605,6 +605,14 @@ class MarkovPolicy:
         quantiles (the first keeps the drop's draw; more draws follow it from ``rng``), where
         [1]_ §4 gives them one: a face lifted to free then tilts. Off by default (the same draws
         as before).
+    pivot : bool
+        At a drop that keeps one corner or edge (``0 < j < i``), the body pivots about the kept
+        contacts (:func:`pivot_goals`): the kept contacts get the sticking goals of [1]_ §3.2
+        Eq. 9–10 (tangential goal 0) and Eq. 8 (normal goal 0), and a rolling goal equal to the
+        pivot's angular velocity; each separating contact the normal goal of Eq. 8 that a rigid
+        rotation about the kept contacts gives it, the farthest one the drop's drawn speed. Read
+        forward, a corner or an edge landing that sticks and turns the body about it. Off by
+        default (the same draws and goals as before); drops to free are unchanged.
 
     With a semi-Markov table (:attr:`TransitionModel.hazards`) the policy also keeps, per body,
     its current contact segment: the state it counted at the last call, how many calls in a
@@ -628,8 +636,10 @@ class MarkovPolicy:
         dt,
         epsilon,
         per_contact_goals: bool = False,
+        pivot: bool = False,
     ):
         self.per_contact_goals = bool(per_contact_goals)
+        self.pivot = bool(pivot)
         self.model = model
         self.hints = hints
         self.rng = rng
@@ -687,6 +697,9 @@ class MarkovPolicy:
             if not separate.any():
                 continue
             self.transitions += 1
+            if self.pivot and not separate.all():
+                pivot_goals(goals, contacts, mine, sign[mine], separate, speed, self.epsilon)
+                continue
             if self.per_contact_goals:
                 # each distinct separating contact its own draw from the drop's forward landing
                 # speeds (duplicates of a corner share it): a drop to free then tilts the body
@@ -706,6 +719,91 @@ class MarkovPolicy:
             for i in mine[separate]:
                 goals.normal[i] = goal_speed(speed, contacts.restitution[i], self.epsilon)
         return goals, pref, pref_roll
+
+
+#: Lever arms (m) at most this long count as on the pivot axis: such a separating contact gets no
+#: normal goal (a rotation about the axis does not move it). 1e-6 m is far above the rounding of
+#: contact points (~1e-16 m relative) and far below any body the tables are trained for (cm).
+PIVOT_LEVER_TOLERANCE = 1e-6
+
+
+def pivot_axis(kept: np.ndarray, far: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """Unit axis of a pivot about the kept contact points (in the contact plane), oriented so
+    that a positive rotation about it moves the point ``far`` against ``normal`` (towards the
+    ground in forward time: an approaching contact).
+
+    One kept point (a vertex): the axis is ``n × r`` with ``r`` the in-plane direction from the
+    kept point to ``far``, so the body tips about the corner straight towards ``far``. Two or
+    more (an edge): the in-plane line through the two kept points farthest apart.
+    """
+    n = normal / np.linalg.norm(normal)
+    p0 = kept[0]
+    if len(kept) >= 2:
+        d = kept - p0
+        e = d[int(np.argmax(np.einsum("ij,ij->i", d, d)))]
+    else:
+        r = far - p0
+        e = np.cross(n, r - (r @ n) * n)
+    e = e - (e @ n) * n
+    norm = np.linalg.norm(e)
+    if norm <= PIVOT_LEVER_TOLERANCE:
+        return np.zeros(3)
+    a = e / norm
+    # sign: n · (a × (far − p0)) < 0, i.e. far approaches the ground (v_n < 0, normal into body)
+    return -a if n @ np.cross(a, far - p0) > 0 else a
+
+
+def pivot_goals(
+    goals: Goals,
+    contacts: ContactSet,
+    mine: np.ndarray,
+    sign: np.ndarray,
+    separate: np.ndarray,
+    speed: float,
+    epsilon: float,
+) -> None:
+    """Goals of a drop that keeps contacts, as a pivot about them (``MarkovPolicy(pivot=True)``).
+
+    Forward in time, the step before was a rigid rotation ``ω = Ω a`` of the body about the kept
+    contacts (:func:`pivot_axis`), which stick: each contact ``i`` then moves with
+    ``v_i = ω × (p_i − p_0)``. Its normal part is the goal of [1]_ Eq. 8 (``−v_n^{t−Δt} ≥ g_n``,
+    the contact approached at least that fast): ``g_i = −n · (ω × (p_i − p_0)) = Ω ℓ_i``, with
+    ``ℓ_i`` the lever arm of the separating contact. ``Ω`` is set by the drop's drawn speed at the
+    farthest separating contact, kept in ``[α ε, ε)`` there by :func:`goal_speed` (Eq. 7–8), so
+    the nearer ones approach slower than ε too (a pivot, not a bounce). The kept contacts get the
+    sticking goals: normal 0 (Eq. 8) and tangential 0 (Eq. 9–10, ``v_w^{goal} = 0``), and the
+    rolling goal ``ω`` (the relative angular velocity of the rolling rows, §4 "Rolling"), which
+    acts only where the contact has rolling friction. Separating contacts on or behind the axis
+    (``ℓ_i ≤`` :data:`PIVOT_LEVER_TOLERANCE`) get no goal: the rotation lifts them anyway.
+    ``goals`` is changed in place; ``mine``, ``sign`` and ``separate`` are the body's contacts,
+    the side the body is on (+1: body A) and the drop's choice (:func:`sample_separation`).
+    """
+    pts = contacts.point[mine]
+    normals = contacts.normal[mine] * sign[:, None]  # into the body
+    n = normals.sum(axis=0)
+    n = n / np.linalg.norm(n)
+    kept = pts[~separate]
+    sep = np.flatnonzero(separate)
+    p0 = kept[0]
+    lever0 = (pts[sep] - p0) - np.outer((pts[sep] - p0) @ n, n)
+    far = pts[sep[int(np.argmax(np.einsum("ij,ij->i", lever0, lever0)))]]
+    a = pivot_axis(kept, far, n)
+    # ℓ_i = −n · (a × (p_i − p_0)) ≥ 0 for contacts the rotation Ω a > 0 lowers
+    lever = -np.cross(a, pts - p0) @ n
+    i_far = sep[int(np.argmax(lever[sep]))]
+    if not lever[i_far] > PIVOT_LEVER_TOLERANCE:
+        return  # no pivot lowers any separating contact (degenerate); nothing to ask for
+    rest = contacts.restitution[mine[i_far]]
+    omega = goal_speed(speed, rest, epsilon) / lever[i_far]  # Ω, rad/s
+    for m in sep:
+        if lever[m] > PIVOT_LEVER_TOLERANCE:
+            goals.normal[mine[m]] = omega * lever[m]  # Eq. 8: ≤ the farthest's, < ε
+    w = omega * a
+    for m in np.flatnonzero(~separate):
+        i = mine[m]
+        goals.normal[i] = 0.0  # Eq. 8: stays at rest
+        goals.tangential[i] = 0.0  # Eq. 9–10: sticks
+        goals.rolling[i] = sign[m] * (w - (w @ contacts.normal[i]) * contacts.normal[i])
 
 
 def goal_speed(speed: float, restitution: float, epsilon: float) -> float:

@@ -293,6 +293,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
             dt,
             settings.epsilon,
             per_contact_goals=bool(options.get("per_contact_goals", False)),
+            pivot=bool(options.get("pivot", False)),
         )
         goals.segments = copy.deepcopy(segments)
         goals.transitions = transitions
@@ -368,7 +369,8 @@ def smc_reverse_runs(
         Seed entropy (the sampled runs' and the filter's).
     options : dict
         Keyword arguments of :func:`reverse.run.run_reverse`: ``duration``, ``dt``, ``markov``
-        (a table of kind ``energy``), ``hints``, ``settings``.
+        (a table of kind ``energy``), ``hints``, ``settings``; and the policy's options
+        ``per_contact_goals`` and ``pivot`` (:class:`reverse.markov.MarkovPolicy`).
     variation : reverse.sampling.RunVariation, optional
         Each particle's heading and hints (drawn for its sampled run).
     workers, scheduler

@@ -218,6 +218,14 @@ def add_markov_parser(sub) -> None:
         "way",
     )
     cp.add_argument(
+        "--pivot",
+        action="store_true",
+        help="with --smc: a drop that keeps a corner or an edge pivots the body about it (the "
+        "kept contacts stick, the separating ones approach as a rotation about them moves "
+        "them; reverse/markov.py MarkovPolicy pivot), where by default a face dropped to one "
+        "corner is lifted flat",
+    )
+    cp.add_argument(
         "--persist-contacts",
         action="store_true",
         help="contact persistence of the backward runs (workbench reverse --persist-contacts)",
@@ -366,6 +374,8 @@ def cmd_markov_compare(args) -> int:
             f"drop weighs each particle at its own reverse time; --smc-scheme {args.smc_scheme} "
             "compares them at one (expected potential, lift or lift-central)",
         )
+    if args.pivot and not args.smc:
+        raise SceneError("--pivot", "", "needs --smc (the sampled runs take no such option)")
     if args.lift_cache is not None and not args.smc_scheme.startswith("lift"):
         raise SceneError("--lift-cache", "", "needs --smc --smc-scheme lift or lift-central")
     cache = Path(args.lift_cache) if args.lift_cache is not None else None
@@ -444,6 +454,7 @@ def cmd_markov_compare(args) -> int:
         f"{f' --smc-scheme {args.smc_scheme}' if args.smc_scheme != 'potential' else ''}"
         f"{f' --smc-generation {args.smc_generation}' if args.smc_generation != 'bin' else ''}"
         f"{' --persist-contacts' if args.persist_contacts else ''}"
+        f"{' --pivot' if args.pivot else ''}"
     )
     meta = {
         "command": command,
@@ -472,6 +483,7 @@ def cmd_markov_compare(args) -> int:
             options={
                 "settings": settings,
                 **({"persist_contacts": True} if args.persist_contacts else {}),
+                **({"pivot": True} if args.pivot else {}),
             },
             workers=args.workers,
             bins=args.bins,
