@@ -34,6 +34,14 @@ LOCAL_DISPLAY_TIMEOUT = 5.0
 #: "Connection Setup"): Failed, Success, Authenticate.
 _X_FAILED, _X_SUCCESS, _X_AUTHENTICATE = 0, 1, 2
 
+#: What :func:`_x_answer` returns when the server closes the connection without an answer.
+_HUNG_UP = -1
+
+#: Pause before asking again an X server that closed the connection unanswered, s: Xvfb does
+#: so while it resets (the viewer's process ending was its last client), which took 0.02 to
+#: 0.06 s on an idle machine (12 replays in a row); asked again until the display's timeout.
+_RESET_PAUSE = 0.02
+
 #: Xauthority address families (Xauth.h): an IPv4 address, the local host by name, any address.
 _FAMILY_INTERNET, _FAMILY_LOCAL, _FAMILY_WILD = 0, 256, 65535
 
@@ -55,8 +63,10 @@ def display_problem(env: dict | None = None) -> str | None:
     :data:`DISPLAY_TIMEOUT` (:data:`LOCAL_DISPLAY_TIMEOUT` on a local socket) and be 1 (Success). A
     socket that accepts but does not answer as an X server (anything listening on the port, a
     firewall that accepts every connection) is a problem, and so is an X server that refuses us (0
-    Failed, 2 Authenticate): PyBullet, which connects the same way, would be refused too. Other
-    systems need no ``DISPLAY``.
+    Failed, 2 Authenticate): PyBullet, which connects the same way, would be refused too. A
+    connection closed unanswered is made again until that timeout: an X server does so while it
+    resets, after its last client (the previous viewer) left. Other systems need no
+    ``DISPLAY``.
     """
     problem, connection = _probe(env)
     if connection is not None:
@@ -105,22 +115,32 @@ def _probe(env: dict | None) -> tuple[str | None, socket.socket | None]:
     else:
         addresses = [(socket.AF_INET, (host, 6000 + int(number)))]
     for family, address in addresses:
-        sock = socket.socket(family, socket.SOCK_STREAM)
         timeout = LOCAL_DISPLAY_TIMEOUT if family == socket.AF_UNIX else DISPLAY_TIMEOUT
         deadline = time.monotonic() + timeout
-        sock.settimeout(timeout)
-        try:
-            sock.connect(address)
-        except OSError:
+        while True:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            try:
+                sock.connect(address)
+            except OSError:
+                sock.close()
+                sock = None
+                break  # nothing there: try the next address
+            try:
+                peer = sock.getpeername()[0] if family == socket.AF_INET else None
+                request = _setup_request(_xauth_cookie(env, number, peer))
+                answer = _x_answer(sock, request, deadline)
+            except BaseException:
+                sock.close()
+                raise
+            if answer != _HUNG_UP or time.monotonic() + _RESET_PAUSE >= deadline:
+                break
+            # closed unanswered: an X server resetting (its last client just left, e.g. the
+            # previous viewer's process) accepts and drops connections until it is done
             sock.close()
-            continue  # nothing there: try the next address
-        try:
-            peer = sock.getpeername()[0] if family == socket.AF_INET else None
-            request = _setup_request(_xauth_cookie(env, number, peer))
-            answer = _x_answer(sock, request, deadline)
-        except BaseException:
-            sock.close()
-            raise
+            time.sleep(_RESET_PAUSE)
+        if sock is None:
+            continue
         if answer == _X_SUCCESS:
             try:
                 glx = _has_extension(sock, b"GLX", time.monotonic() + timeout)
@@ -258,13 +278,16 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes | None:
 
 
 def _x_answer(sock: socket.socket, request: bytes, deadline: float) -> int | None:
-    """Send the setup ``request`` on the connected ``sock``; the first byte of the answer, or
-    None when none comes before ``deadline`` (``time.monotonic()``) or the peer hangs up."""
+    """Send the setup ``request`` on the connected ``sock``; the first byte of the answer,
+    :data:`_HUNG_UP` when the peer closes the connection first, or None when nothing comes
+    before ``deadline`` (``time.monotonic()``)."""
     try:
         sock.settimeout(max(deadline - time.monotonic(), 1e-3))
         sock.sendall(request)
         sock.settimeout(max(deadline - time.monotonic(), 1e-3))
         first = sock.recv(1)
+    except (BrokenPipeError, ConnectionResetError):
+        return _HUNG_UP
     except OSError:  # timeouts included
         return None
-    return first[0] if first else None
+    return first[0] if first else _HUNG_UP

@@ -13,6 +13,9 @@ The links of URDF bodies are placed by their base and their recorded joint posit
 places a multibody's links only through its joints: ``set_state`` with the joint positions);
 their recorded rows are what the joints give back, since a run records both at each record.
 
+The live viewer runs in a process of its own, which :func:`replay` watches, so a PyBullet
+window that fails to open ends in one line instead of hanging (:func:`_run_viewer_process`).
+
 The viewer window, the camera and the rendered images are the engine's
 (:class:`~workbench.sim.engine.Engine`: :meth:`~workbench.sim.engine.Engine.set_view`,
 :meth:`~workbench.sim.engine.Engine.render`, ...); this module decides what to show and when.
@@ -23,8 +26,12 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import pickle
+import select
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -97,8 +104,25 @@ REPLAY_FPS = 60.0
 #: Pause between repetitions of a looped replay, s, so the restart is visible.
 LOOP_PAUSE = 0.5
 
-#: Longest single sleep during replay, s: how quickly a closed window is noticed.
+#: Longest single sleep during replay, s: how quickly a closed window is noticed (and, in
+#: :func:`replay`'s own process, how quickly Ctrl-C or the end of the viewer's process is).
 _POLL = 0.1
+
+#: Longest time, s, the viewer's process may go without a sign of life before :func:`replay`
+#: gives up and kills it. It says it lives every :data:`_BEAT` s from a thread of its own, which
+#: runs only while no C call holds the GIL: ``p.connect(p.GUI)`` holds it until PyBullet's window
+#: is up, which took 1-2 s on an idle machine and up to 17 s with two busy loops and other work
+#: on the two cores (report_viewer.md), and every later PyBullet call holds it for a frame or
+#: so. A call that has not returned by then does not return (its GUI thread died or hangs).
+VIEWER_SILENCE_TIMEOUT = 60.0
+
+#: How often the viewer's process says it lives, s (:data:`VIEWER_SILENCE_TIMEOUT`).
+_BEAT = 0.5
+
+#: After Ctrl-C, how long the viewer's process may take to close its window and end, s, before
+#: it is killed: it closes within one :data:`_POLL` once its window is open, but not inside
+#: ``p.connect``, which nothing can cut short (the X server frees a killed client's window).
+_CLOSE_GRACE = 3.0
 
 #: What :func:`replay` tells a user whose display cannot be opened.
 NO_DISPLAY_HINT = (
@@ -148,10 +172,16 @@ def replay(
     above the scene. Returns when playback ends (or, with ``loop``, when the window is closed);
     closing the window at any time stops playback cleanly.
 
+    The window is PyBullet's in a process of its own (:func:`_run_viewer_process`), so a
+    viewer that fails as it starts (PyBullet's window thread calling ``exit``, which hung this
+    process for good when it had h5py loaded) or stops answering
+    (:data:`VIEWER_SILENCE_TIMEOUT`) is a one-line :class:`WorkbenchError`, never a hang.
+
     Ctrl-C (SIGINT) at any time, the window's start included, closes the window and raises
     :class:`KeyboardInterrupt` (:func:`_interrupts_between_calls`): called from the main thread
-    with Python's default SIGINT handler in place, the interrupt is noted while PyBullet works
-    and raised between its calls, so it never cuts one short.
+    with Python's default SIGINT handler in place, the interrupt is noted here and passed on to
+    the viewer's process, which raises it between PyBullet's calls and closes its window
+    (killed after :data:`_CLOSE_GRACE` s when it cannot, as inside ``p.connect``).
 
     Parameters
     ----------
@@ -177,8 +207,9 @@ def replay(
     ------
     WorkbenchError
         For a speed outside :data:`SPEED_RANGE`, an empty trajectory, a trajectory of other
-        bodies, or no display to open the viewer on (:func:`~workbench.display.display_problem`;
-        the message says what to do instead).
+        bodies, no display to open the viewer on (:func:`~workbench.display.display_problem`),
+        or a viewer whose window did not open (the message says why, and what to do instead);
+        or a viewer's process that failed after its window opened.
     KeyboardInterrupt
         On Ctrl-C, once the window is closed.
     """
@@ -191,43 +222,229 @@ def replay(
     # the time, 80% of the way up the viewer's half-height at the target's depth
     half_height = camera.distance * math.tan(math.radians(VIEWER_FOV_DEG) / 2.0)
     text_at = np.asarray(camera.target, dtype=float) + 0.8 * half_height * camera.up()
+    job = {
+        "scene": scene,
+        "mass_overrides": mass_overrides_from_params(traj.params),
+        "position": np.asarray(traj.position)[shown],
+        "orientation": np.asarray(traj.orientation)[shown],
+        "joints": None if traj.joint_position is None else np.asarray(traj.joint_position)[shown],
+        "time": np.asarray(traj.time, dtype=float)[shown],
+        "due": due,
+        "view": (np.asarray(camera.target, dtype=float), camera.distance, camera.yaw, camera.pitch),
+        "text_at": text_at,
+        "hold": hold,
+        "loop": loop,
+    }
     # the display's connection stays open until the session ends, so the X server cannot reset
     # between the check and PyBullet's own connection (workbench.display.held_display)
     with held_display() as problem:
         if problem is not None:
             raise WorkbenchError(f"cannot open the viewer ({problem}); {NO_DISPLAY_HINT}")
-        with _interrupts_between_calls() as check, _quiet_c_stdout():
-            _replay(scene, traj, shown, due, camera, text_at, hold, loop, check)
+        print("PyBullet viewer: close its window or press Ctrl-C to stop", flush=True)
+        with _interrupts_between_calls() as check:
+            _run_viewer_process(job, check)
 
 
-def _replay(
-    scene, traj, shown, due, camera: Camera, text_at, hold: bool, loop: bool, check
-) -> None:
-    """The viewer's session of :func:`replay`: open the window, show the frames when due;
-    ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was pressed."""
-    print("PyBullet viewer: close its window or press Ctrl-C to stop", flush=True)
-    engine = Engine(
-        scene, gui=True, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
+def _run_viewer_process(job: dict, check) -> None:
+    """Run the viewer's session (:func:`_session`) in a process of its own and wait for it;
+    ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was pressed.
+
+    PyBullet's window is made by a thread of PyBullet's while ``p.connect(p.GUI)`` holds the
+    GIL and waits for it. When that thread fails (no X server, a display that closes the
+    connection, no OpenGL context) it prints why and calls ``exit``; in a process that has
+    loaded h5py, whose HDF5 exit handler waits for the GIL, that ``exit`` never finishes, and
+    the process hung for good, deaf to Ctrl-C (a display that passed
+    :func:`~workbench.display.held_display`'s checks and closed PyBullet's connection: killed
+    after 20 s). The viewer's process is a new interpreter that loads neither h5py nor the
+    store, so there ``exit`` ends it; this one, which never calls PyBullet's GUI, sees it end
+    and says why in one line. A process silent for :data:`VIEWER_SILENCE_TIMEOUT` s (a
+    PyBullet call that does not return: a display that never answers PyBullet, a GUI thread
+    that hangs) is killed and reported the same way.
+
+    The job goes in a temporary file on the process's stdin (a pipe could block on a process
+    stuck before reading it). On its stdout the process writes a line every :data:`_BEAT` s
+    and ``open`` once the window is up and the scene built (its file descriptor 1 is then
+    ``/dev/null``: PyBullet's chatter goes nowhere); its stderr goes to a temporary file whose
+    last line says why it stopped. On Ctrl-C it gets SIGINT and :data:`_CLOSE_GRACE` s to close
+    its window (killed after that), and :class:`KeyboardInterrupt` is raised here.
+
+    Raises
+    ------
+    WorkbenchError
+        The viewer's process ended or fell silent before its window was open (a message
+        ending in :data:`NO_DISPLAY_HINT`), or failed or fell silent after.
+    KeyboardInterrupt
+        On Ctrl-C, once the viewer's process has ended.
+    """
+    root = Path(__file__).resolve().parents[1]  # the folder holding this workbench package
+    code = (
+        f"import sys; sys.path.insert(0, {str(root)!r}); "
+        "from workbench.viewer import _viewer_process_main; _viewer_process_main()"
     )
+    with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as err:
+        pickle.dump(job, job_file, protocol=pickle.HIGHEST_PROTOCOL)
+        job_file.seek(0)
+        child = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=job_file, stdout=subprocess.PIPE, stderr=err
+        )
+        try:
+            _watch(child, err, check)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            child.stdout.close()
+
+
+def _watch(child: subprocess.Popen, err, check) -> None:
+    """Wait for the viewer's process ``child`` to end (:func:`_run_viewer_process`)."""
+    out = child.stdout.fileno()
+    opened, heard, pending = False, time.monotonic(), b""
+    while True:
+        try:
+            check()
+        except KeyboardInterrupt:
+            _stop(child)
+            raise
+        if time.monotonic() - heard > VIEWER_SILENCE_TIMEOUT:
+            silent = f"did not answer for {VIEWER_SILENCE_TIMEOUT:g} s{_why(err)}"
+            if opened:
+                raise WorkbenchError(f"the viewer {silent}")
+            raise WorkbenchError(
+                f"cannot open the viewer (PyBullet's viewer {silent} as it started); "
+                f"{NO_DISPLAY_HINT}"
+            )
+        if not select.select([out], [], [], _POLL)[0]:
+            continue
+        data = os.read(out, 4096)
+        if data:
+            heard = time.monotonic()
+            *lines, pending = (pending + data).split(b"\n")
+            opened = opened or b"open" in lines
+            continue
+        # its stdout is closed: it is ending
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=_CLOSE_GRACE)
+        status = child.poll()
+        _check_interrupted(status, check)
+        if status == 0 and opened:
+            return
+        if opened:
+            raise WorkbenchError(f"the viewer stopped{_why(err, status)}")
+        raise WorkbenchError(
+            f"cannot open the viewer (PyBullet's viewer ended as it started"
+            f"{_why(err, status)}); {NO_DISPLAY_HINT}"
+        )
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """SIGINT to the viewer's process, then :data:`_CLOSE_GRACE` s to close its window and end;
+    killed after that (in ``p.connect`` it cannot end sooner)."""
+    with contextlib.suppress(OSError):
+        child.send_signal(signal.SIGINT)
     try:
+        child.wait(timeout=_CLOSE_GRACE)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def _check_interrupted(status: int | None, check) -> None:
+    """:class:`KeyboardInterrupt` when Ctrl-C was pressed (``check()``) or ended the viewer's
+    process (exit status 130, or killed by SIGINT before it could note it): a terminal's Ctrl-C
+    reaches both processes, and the viewer's may end first."""
+    check()
+    if status in (130, -signal.SIGINT):
+        raise KeyboardInterrupt
+
+
+def _why(err, status: int | None = None) -> str:
+    """``": "`` and the last line the viewer's process wrote on stderr (``err``, a file), or its
+    exit status when it wrote none; ``""`` when there is neither."""
+    err.seek(0)
+    lines = [line.strip() for line in err.read().decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    if lines:
+        return ": " + lines[-1][:300]
+    if status is not None and status < 0:
+        return f": killed by signal {-status}"
+    if status:
+        return f": exit status {status}"
+    return ""
+
+
+def _viewer_process_main() -> None:
+    """The viewer's process (:func:`_run_viewer_process`): read the job from stdin, run
+    :func:`_session`, exit 0 when it ends, 130 on Ctrl-C or when the parent is gone, 1 with the
+    error's line on stderr otherwise; meanwhile a line on stdout every :data:`_BEAT` s, and
+    ``open`` once the window is up."""
+    status = os.dup(1)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 1)  # PyBullet's start-up lines
+
+    def beat() -> None:
+        with contextlib.suppress(OSError):  # the replay is gone: check() below sees it
+            while True:
+                os.write(status, b"-\n")  # one write of a few bytes: whole on the pipe
+                time.sleep(_BEAT)
+
+    threading.Thread(target=beat, daemon=True).start()
+    job = pickle.load(sys.stdin.buffer)
+    parent = os.getppid()
+
+    def opened() -> None:
+        os.write(status, b"open\n")
+
+    code = 0
+    try:
+        with _interrupts_between_calls() as interrupted:
+
+            def check() -> None:
+                interrupted()
+                if os.getppid() != parent:  # the replay that started this one is gone
+                    raise KeyboardInterrupt
+
+            _session(job, check, opened)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # its one line goes to the replay's message (_why)
+        print(f"{type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr, flush=True)
+        code = 1
+    # the window is closed; the interpreter's exit (collecting PyBullet's, NumPy's and SciPy's
+    # modules) would only add time to the replay's own
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _session(job: dict, check, opened) -> None:
+    """The viewer's session: open the window, call ``opened()``, show the frames of ``job``
+    (:func:`replay`) when due; ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was
+    pressed."""
+    engine = Engine(job["scene"], gui=True, visual=True, mass_overrides=job["mass_overrides"])
+    try:
+        opened()
         check()  # pressed while the window opened: the engine exists, so it is closed below
         engine.freeze()
-        engine.set_view(np.asarray(camera.target), camera.distance, camera.yaw, camera.pitch)
+        engine.set_view(*job["view"])
+        position, orientation, joints = job["position"], job["orientation"], job["joints"]
+        due, times, text_at = job["due"], job["time"], job["text_at"]
+        zeros = np.zeros_like(position[0])
         text_id = -1
         while True:
             start = time.perf_counter()
-            for k, i in enumerate(shown):
+            for k in range(len(due)):
                 now = time.perf_counter() - start
-                if k + 1 < len(shown) and due[k + 1] <= now:
+                if k + 1 < len(due) and due[k + 1] <= now:
                     continue  # behind the clock: the next frame is already due
                 if not _wait(engine, start + due[k], check):
                     return
-                engine.set_state(*_placement(traj, i))
-                text_id = engine.show_text(f"t = {traj.time[i]:.3f} s", text_at, text_id)
-            if hold and not loop:
+                state = State(position[k], orientation[k], zeros, zeros)
+                engine.set_state(state, None if joints is None else joints[k])
+                text_id = engine.show_text(f"t = {times[k]:.3f} s", text_at, text_id)
+            if job["hold"] and not job["loop"]:
                 _wait(engine, math.inf, check)  # until the window is closed
                 return
-            if not loop or not _wait(engine, time.perf_counter() + LOOP_PAUSE, check):
+            if not job["loop"] or not _wait(engine, time.perf_counter() + LOOP_PAUSE, check):
                 return
     except engine.error:
         if engine.is_connected():
@@ -249,6 +466,9 @@ def _interrupts_between_calls():
     whose disconnect printed PyBullet's shut-down lines on stdout and took seconds (16 and 12
     of 42 interrupted starts under two busy loops). Noted instead, the interrupt is raised by the
     viewer between PyBullet calls, with the engine in hand to close.
+
+    Both :func:`replay`'s process (which passes the interrupt on) and the viewer's (which
+    closes its window) note it so.
 
     Outside the main thread, or when SIGINT has a handler other than Python's default, nothing
     is changed and ``check()`` does nothing.
@@ -274,34 +494,6 @@ def _interrupts_between_calls():
     finally:
         signal.signal(signal.SIGINT, previous)
     check()
-
-
-@contextlib.contextmanager
-def _quiet_c_stdout():
-    """Silence what C code writes to the process's stdout while Python's ``print`` still reaches
-    the terminal.
-
-    PyBullet's GUI prints dozens of start-up lines (threads, argv, the GL context) to file
-    descriptor 1, some from its own thread after ``connect`` has returned. For the viewer's
-    lifetime descriptor 1 points at ``/dev/null``, and ``sys.stdout`` writes to a duplicate of the
-    original descriptor; both are restored afterwards.
-    """
-    sys.stdout.flush()
-    saved = os.dup(1)
-    python_stdout = sys.stdout
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 1)
-        sys.stdout = os.fdopen(
-            os.dup(saved), "w", buffering=1, encoding=getattr(python_stdout, "encoding", None)
-        )
-        yield
-    finally:
-        quiet, sys.stdout = sys.stdout, python_stdout
-        if quiet is not python_stdout:
-            quiet.close()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def render_frames(

@@ -464,6 +464,62 @@ def test_ctrl_c_while_the_viewer_window_opens(fall_file, xvfb_display):
     assert took < 20.0
 
 
+@pytest.mark.viewer
+@pytest.mark.skipif(shutil.which("xwininfo") is None, reason="needs xwininfo (x11-utils)")
+def test_replay_ends_when_the_x_server_dies_under_the_window(fall_file):
+    """The X server killed while the window is open: PyBullet's GUI thread gets "X connection
+    ... broken" and calls exit(); the viewer's process ends, and the replay says so in one
+    line, exit status 2."""
+    xvfb = _xvfb()
+    display = next(xvfb)
+    proc, first = start_looping_replay(fall_file, display)
+    try:
+        assert "Ctrl-C" in first
+        wait_for_viewer_window(proc, display)
+        xvfb.close()  # the generator's finally: Xvfb terminated
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        xvfb.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"X connection to {display} broken" in lines[0], err
+    assert rest.strip() == ""
+
+
+@pytest.mark.viewer
+@pytest.mark.skipif(shutil.which("xwininfo") is None, reason="needs xwininfo (x11-utils)")
+def test_the_viewer_window_closes_when_the_replay_is_killed(fall_file, xvfb_display):
+    """``workbench replay`` killed (SIGKILL: nothing of its own runs): its viewer's process
+    notices within a poll and closes the window instead of playing on, orphaned."""
+    proc, first = start_looping_replay(fall_file, xvfb_display)
+    try:
+        assert "Ctrl-C" in first
+        wait_for_viewer_window(proc, xvfb_display)
+        # into the playback: the scene is built after the window shows (seconds under load),
+        # and an orphan that wrote "open" into a closed pipe would end by that error alone
+        time.sleep(2.0)
+    finally:
+        proc.kill()
+        proc.communicate()
+    deadline = time.monotonic() + 10.0  # closes within 0.1 s idle; the window's close after
+    while VIEWER_TITLE in _window_tree(xvfb_display):
+        assert time.monotonic() < deadline, "the viewer's window stayed open"
+        time.sleep(0.1)
+
+
+def _window_tree(display) -> str:
+    """``xwininfo -root -tree`` of ``display``."""
+    return subprocess.run(
+        ["xwininfo", "-root", "-tree", "-display", display],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout
+
+
 def test_ctrl_c_is_raised_between_pybullet_calls():
     """Within the viewer's session SIGINT is noted, not raised where it lands; ``check()``
     raises it, and one never checked is raised as the session ends. The handler is restored."""
@@ -512,10 +568,19 @@ def test_display_problem_names_the_reason():
 class FakeXServer:
     """A TCP listener on 127.0.0.1, port 6000 + N (display ``127.0.0.1:N``), that accepts
     connections, keeps the first bytes it is sent, and answers them with ``answer`` (nothing
-    when None, like a port that accepts anything)."""
+    when None, like a port that accepts anything). With ``later`` only the first connection is
+    answered: later ones are closed at once (``"close"``) or held open unanswered
+    (``"silent"``)."""
 
-    def __init__(self, answer: bytes | None, then: bytes | None = None):
+    def __init__(
+        self,
+        answer: bytes | None,
+        then: bytes | None = None,
+        later: str | None = None,
+        hang_up: int = 0,
+    ):
         self.answer, self.then, self.received, self.second = answer, then, b"", b""
+        self.later, self.hang_up, self.hung_up = later, hang_up, 0
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         for n in range(100, 200):
             try:
@@ -539,7 +604,15 @@ class FakeXServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 continue
+            if self.hung_up < self.hang_up:  # closed unanswered, as a resetting X server does
+                self.hung_up += 1
+                conn.close()
+                continue
             self.held.append(conn)
+            if self.later is not None and len(self.held) > 1:
+                if self.later == "close":
+                    conn.close()
+                continue
             conn.settimeout(2.0)
             try:
                 self.received = conn.recv(4096)
@@ -563,8 +636,8 @@ class FakeXServer:
 def fake_x():
     servers = []
 
-    def make(answer, then=None):
-        servers.append(FakeXServer(answer, then))
+    def make(answer, then=None, later=None, hang_up=0):
+        servers.append(FakeXServer(answer, then, later, hang_up))
         return servers[-1]
 
     yield make
@@ -629,6 +702,22 @@ def test_display_problem_asks_for_glx(fake_x, tmp_path):
     assert time.monotonic() - t0 < 1.5  # DISPLAY_TIMEOUT is 1 s
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_display_problem_asks_again_a_server_that_hangs_up(fake_x, tmp_path):
+    """An X server that is resetting (its last client, the previous viewer's process, just
+    left) accepts connections and closes them unanswered until it is done: 0.02-0.06 s, after
+    which it answers. The check asks again until the display's timeout instead of calling it
+    no X server (test_replay_under_xvfb's second replay was refused so, 1 run in 3)."""
+    env = {"HOME": str(tmp_path)}
+    resetting = fake_x(SETUP_SUCCESS, then=_extension_reply(True), hang_up=3)
+    assert display_problem({**env, "DISPLAY": resetting.display}) is None
+    assert resetting.hung_up == 3 and len(resetting.held) == 1
+    gone = fake_x(None, hang_up=10**6)  # hangs up for good: not an X server
+    t0 = time.monotonic()
+    assert "does not answer as an X server" in display_problem({**env, "DISPLAY": gone.display})
+    assert time.monotonic() - t0 < 1.5  # DISPLAY_TIMEOUT is 1 s on TCP
+
+
 @pytest.mark.viewer
 def test_replay_refuses_an_x_display_without_opengl(fall_file, xvfb_without_glx):
     """On an X server without GLX, PyBullet's GUI thread prints "Error in gladLoadGLX" and
@@ -646,6 +735,62 @@ def test_replay_refuses_an_x_display_without_opengl(fall_file, xvfb_without_glx)
     assert run.returncode == 2, run.stderr[-2000:]
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "no GLX extension" in lines[0], run.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_replay_ends_when_the_viewer_dies_after_the_checks(fall_file, fake_x):
+    """A display that passes every check (an X server, GLX) and then closes PyBullet's own
+    connection: PyBullet's GUI thread prints "cannot connect to X server" and calls exit(),
+    which hung ``workbench replay`` for good (HDF5's exit handler waits for the GIL that the
+    main thread holds in connect; killed after 20 s, and by this test's timeout before the
+    viewer's own process). The viewer's process ends instead, and the replay says why in one
+    line, exit status 2."""
+    server = fake_x(SETUP_SUCCESS, then=_extension_reply(True), later="close")
+    env = cli_env()
+    env["DISPLAY"] = server.display
+    t0 = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "replay", fall_file],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,  # the hang fails here
+    )
+    took = time.perf_counter() - t0
+    assert run.returncode == 2, run.stderr[-2000:]
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "cannot open the viewer (PyBullet's viewer ended as it started: " in lines[0]
+    assert "cannot connect to X server" in lines[0] and "--frames DIR" in lines[0]
+    assert run.stdout.strip().splitlines() == [
+        "PyBullet viewer: close its window or press Ctrl-C to stop"
+    ]
+    assert len(server.held) >= 2  # the check's connection, then PyBullet's
+    # two interpreters' start and PyBullet's import: 1.6 s idle; 60 s is the window's own bound
+    assert took < 30.0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
+def test_replay_gives_up_on_a_window_that_never_opens(fall, fake_x, monkeypatch):
+    """A display that passes the checks and never answers PyBullet's connection: PyBullet's
+    connect never returns, holding the GIL (no thread dies; nothing to see but silence). After
+    VIEWER_SILENCE_TIMEOUT without a sign of life the viewer's process is killed (its
+    connection to the display closes) and the replay says so."""
+    import workbench.viewer as viewer
+
+    scene, traj = fall
+    server = fake_x(SETUP_SUCCESS, then=_extension_reply(True), later="silent")
+    monkeypatch.setenv("DISPLAY", server.display)
+    monkeypatch.setattr(viewer, "VIEWER_SILENCE_TIMEOUT", 2.0)
+    t0 = time.monotonic()
+    with pytest.raises(WorkbenchError, match=r"viewer did not answer for 2 s as it started"):
+        replay(scene, traj)
+    assert 2.0 <= time.monotonic() - t0 < 10.0
+    assert len(server.held) == 2  # the check's connection, then PyBullet's
+    # the viewer's process is gone: its connection is closed (after the setup request it sent)
+    deadline = time.monotonic() + 2.0
+    while not _closed_by_peer(server.held[1], timeout=max(deadline - time.monotonic(), 0.0)):
+        assert time.monotonic() < deadline, "PyBullet's connection is still open"
 
 
 def _closed_by_peer(conn: socket.socket, timeout: float = 2.0) -> bool:
