@@ -157,7 +157,7 @@ def backward(
 ) -> list:
     from reverse.hints import HintPolicy
     from reverse.lcp import LCPError
-    from reverse.markov import MarkovPolicy
+    from reverse.markov_policy import MarkovPolicy
     from reverse.run import build_stepper
     from reverse.sampling import RunVariation, sample_seed
     from reverse.stepper import StepSettings

@@ -22,7 +22,8 @@ from reverse.dynamics import RigidBodies
 from reverse.hints import Hint, HintPolicy, free_overrides
 from reverse.joints import JointModel
 from reverse.lcp import LCPError
-from reverse.markov import MarkovPolicy, TransitionModel
+from reverse.markov import TransitionModel
+from reverse.markov_policy import MarkovPolicy
 from reverse.stepper import Stepper, StepReport, StepSettings
 from workbench.errors import SceneError
 from workbench.scene.model import WORLD, Scene

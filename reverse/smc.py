@@ -91,9 +91,9 @@ SCHEMES = ("potential", "match", "ratio", "lift", "lift-central")
 
 #: Generations: ``bin`` (default), one bin of the energy law (0.05 s) for every particle at
 #: once; ``drop``, each particle to the end of its next step in which the contact model drew a
-#: drop (a contact-separation event, :attr:`reverse.markov.MarkovPolicy.transitions`), at most
-#: one bin of steps, so that the particles are weighted, and resampled when the ESS is low, at
-#: their own drops: the children of a particle share its drops so far and draw the next one
+#: drop (a contact-separation event, :attr:`reverse.markov_policy.MarkovPolicy.transitions`),
+#: at most one bin of steps, so that the particles are weighted, and resampled when the ESS is
+#: low, at their own drops: the children of a particle share its drops so far and draw the next one
 #: apart. Particles then stand at different reverse times ``τ = k dt`` and each is weighted at
 #: its own (schemes ``potential``, ``lift``, ``lift-central``; ``match`` and ``ratio`` compare
 #: the population at one ``τ`` and take ``bin`` only); the filter ends when every particle has
@@ -244,7 +244,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
     """Step each job's particle through one generation (the task of a worker)."""
     from reverse.hints import HintPolicy, free_overrides
     from reverse.lcp import LCPError
-    from reverse.markov import MarkovPolicy
+    from reverse.markov_policy import MarkovPolicy
     from reverse.run import build_stepper, initial_state, stepper_on
     from reverse.sampling import sample_seed
     from reverse.stepper import StepSettings
@@ -370,7 +370,7 @@ def smc_reverse_runs(
     options : dict
         Keyword arguments of :func:`reverse.run.run_reverse`: ``duration``, ``dt``, ``markov``
         (a table of kind ``energy``), ``hints``, ``settings``; and the policy's options
-        ``per_contact_goals`` and ``pivot`` (:class:`reverse.markov.MarkovPolicy`).
+        ``per_contact_goals`` and ``pivot`` (:class:`reverse.markov_policy.MarkovPolicy`).
     variation : reverse.sampling.RunVariation, optional
         Each particle's heading and hints (drawn for its sampled run).
     workers, scheduler

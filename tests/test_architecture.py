@@ -271,10 +271,12 @@ def long_modules(root: Path) -> dict[str, int]:
 
 
 def explained_long_modules(doc: Path) -> set[str]:
-    """Paths in backticks in the section "Modules over 800 lines" of docs/architecture.md."""
+    """Paths that begin an entry (``- `path` ...``) of the section "Modules over 800 lines" of
+    docs/architecture.md. Only entries count: a path the section names in passing ("the next
+    largest: ...", "went back under 800 lines") had let two modules pass 800 unexplained."""
     text = doc.read_text(encoding="utf-8") if doc.exists() else ""
     m = re.search(r"^#+ Modules over 800 lines\s*$(.*?)(?=^#+ |\Z)", text, re.M | re.S)
-    return set(re.findall(r"`([\w/]+\.py)`", m.group(1))) if m else set()
+    return set(re.findall(r"^- `([\w/]+\.py)`", m.group(1), re.M)) if m else set()
 
 
 # ------------------------------------------------------------------------------ the project
@@ -489,3 +491,6 @@ def test_rules_catch_an_unexplained_long_module(tmp_path):
     assert set(long_modules(root)) - explained_long_modules(doc) == {"reverse/big.py"}
     doc.write_text("## Modules over 800 lines\n\n- `reverse/big.py`: one idea\n\n## Next\n")
     assert set(long_modules(root)) - explained_long_modules(doc) == set()
+    # named in passing, not as an entry: not explained
+    doc.write_text("## Modules over 800 lines\n\nThe next largest: `reverse/big.py` (790).\n")
+    assert set(long_modules(root)) - explained_long_modules(doc) == {"reverse/big.py"}

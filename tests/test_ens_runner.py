@@ -59,7 +59,7 @@ def _runner_run(tmp_path, monkeypatch, name: str, *, kill: bool = False):
         return pool
 
     writes = []
-    original = run_module._Sink._write
+    original = run_module.Sink._write
 
     def write(self, packed):
         original(self, packed)
@@ -74,7 +74,7 @@ def _runner_run(tmp_path, monkeypatch, name: str, *, kill: bool = False):
     monkeypatch.setattr(run_module, "HELPER_MIN_SECONDS", 0.0)  # this run takes ≈ 0.2 s
     monkeypatch.setattr(run_module, "HELPER_MIN_SHARE", 0.0)  # whatever the share measures
     monkeypatch.setattr(run_module, "TASK_SECONDS", 0.01)  # many tasks: the kill comes mid-run
-    monkeypatch.setattr(run_module._Sink, "_write", write)
+    monkeypatch.setattr(run_module.Sink, "_write", write)
     out = tmp_path / name
     ref = SceneRef(str(SCENE), duration=DURATION)
     result = run_ensemble(ref, 120, out, entropy=3)

@@ -158,7 +158,7 @@ def test_per_contact_goals_tilt_a_drop_and_leave_the_default_draws_alone():
     """``MarkovPolicy(per_contact_goals=True)``: a face lifted to free gets one goal per corner,
     each in the restitution band ``[α ε, ε)``, not all equal; the first is the default's draw.
     Without it the four goals are one draw, as before."""
-    from reverse.markov import MarkovPolicy
+    from reverse.markov_policy import MarkovPolicy
     from tests.unit.reverse.test_markov import DT, box_contacts, no_hints, simple_model
 
     to_free = np.array([[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0.0]])

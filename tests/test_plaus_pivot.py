@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from reverse.dynamics import ContactSet, Goals, RigidBodies, quat_rotate, tangent_basis
-from reverse.markov import MarkovPolicy, goal_speed, pivot_axis, pivot_goals
+from reverse.markov_policy import MarkovPolicy, goal_speed, pivot_axis, pivot_goals
 from reverse.stepper import Stepper, StepSettings
 from workbench.sim.state import State
 
@@ -58,7 +58,7 @@ def face_contacts(position: np.ndarray, orientation: np.ndarray) -> ContactSet:
 
 class DropTo:
     """A table that always drops to ``target`` at the landing speed :data:`SPEED` (the
-    interface :func:`reverse.markov.sample_separation` calls)."""
+    interface :func:`reverse.markov_policy.sample_separation` calls)."""
 
     hazards = None
 

@@ -82,7 +82,7 @@ def _helped_run(tmp_path, monkeypatch, name: str, kill: bool = False) -> tuple[P
         return pool
 
     routes: list[str] = []
-    original = run_module._Sink._filtered
+    original = run_module.Sink._filtered
 
     def filtered(self, packed):
         routes.append("helper" if self._helper is not None and self._helper_up.done() else "here")
@@ -111,7 +111,7 @@ def _helped_run(tmp_path, monkeypatch, name: str, kill: bool = False) -> tuple[P
     # and whatever share compression measures on a loaded machine: the route must not hang on a
     # timing
     monkeypatch.setattr(run_module, "HELPER_MIN_SHARE", 0.0)
-    monkeypatch.setattr(run_module._Sink, "_filtered", filtered)
+    monkeypatch.setattr(run_module.Sink, "_filtered", filtered)
     out = tmp_path / name
     run_ensemble(SceneRef(str(SCENE), duration=DURATION), 60, out, entropy=3)
     return out, routes

@@ -32,7 +32,6 @@ import concurrent.futures as cf
 import contextlib
 import hashlib
 import itertools
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -54,6 +53,7 @@ from workbench.ensemble.executors import (
     in_process,
 )
 from workbench.ensemble.resume import PROVENANCE_ATTRS, check_resume, provenance_of
+from workbench.ensemble.sink import Sink
 from workbench.errors import WorkbenchError
 from workbench.sim.state import Trajectory
 
@@ -109,7 +109,8 @@ LONG_TASK_SECONDS = 2 * TASK_SECONDS
 MAX_TASK_REALIZATIONS = 1024
 
 #: Seconds of realizations (by the nominal run's time) from which a serial run has a helper
-#: process: it runs the realizations (:data:`SERIAL_RUNNER`) or compresses them (:class:`_Sink`).
+#: process: it runs the realizations (:data:`SERIAL_RUNNER`) or compresses them
+#: (:class:`~workbench.ensemble.sink.Sink`).
 #: Compressing, it saved ≈ 10% of the time when a core was free, and costs ≈ 1.1 s of CPU to
 #: start (the fork server's imports), which a shorter run would not repay, and a machine without
 #: a free core pays in full (measured on a loaded machine: 100 random_box realizations 50%
@@ -125,11 +126,11 @@ HELPER_MIN_SHARE = 0.01
 
 #: A serial run long enough for a helper process (:data:`HELPER_MIN_SECONDS`,
 #: :data:`HELPER_MIN_SHARE`) has it run the realizations, and this process compresses and writes
-#: them (True); False: the helper only compresses, this process runs the realizations and a
-#: thread behind them has them compressed and writes them. PyBullet never lets go of the GIL, so
-#: that thread stops the realizations at each of its turns (:class:`_Sink`); with the
-#: realizations in a process of their own nothing shares their interpreter, and this process's
-#: work (unpickling, zlib, HDF5) runs on the other core. Both write the same bytes.
+#: them (True); False: the helper only compresses, this process runs the realizations and a thread
+#: behind them has them compressed and writes them. PyBullet never lets go of the GIL, so that
+#: thread stops the realizations at each of its turns (:class:`~workbench.ensemble.sink.Sink`);
+#: with the realizations in a process of their own nothing shares their interpreter, and this
+#: process's work (unpickling, zlib, HDF5) runs on the other core. Both write the same bytes.
 SERIAL_RUNNER = True
 
 #: A serial run writes from a thread behind the realizations (and has them compressed there or
@@ -345,11 +346,6 @@ class Unpacked:
 
 
 _WORKER_SCENES: dict[str, Any] = {}
-
-
-def filter_packed(packed, filters):
-    """``packed.filtered(filters)``: what a serial run's helper process does for it."""
-    return packed.filtered(filters)
 
 
 @contextlib.contextmanager
@@ -644,7 +640,16 @@ def run_ensemble(
             filters=None if behind or runner is not None else store.chunk_filters(),
             sampler=sampler,
         )
-        sink = stack.enter_context(_Sink(writer, filters, behind, helper))
+        sink = stack.enter_context(
+            Sink(
+                writer,
+                filters,
+                threaded=behind and SERIAL_WRITER_THREAD,
+                helper=helper,
+                switch=SERIAL_SWITCH_SECONDS,
+                queue=SINK_QUEUE,
+            )
+        )
         timing = _Timing(nominal_seconds)
         tasks = _tasks(todo[len(early) :], parallel, timing)
         got = np.zeros(n, dtype=bool)  # realizations finished (a runner's death resumes here)
@@ -703,79 +708,6 @@ def run_ensemble(
     result.wall_seconds = time.perf_counter() - t_start
     result.cpu_seconds = time.process_time() - cpu_start
     return result
-
-
-class _Sink:
-    """Where finished tasks go: the writer, here or on one thread behind the caller.
-
-    Behind (``behind=True``), the thread filters the rows into chunks and writes them; at most
-    :data:`SINK_QUEUE` tasks wait for it, and leaving the ``with`` block waits for it to finish,
-    so the writer's own exit (which writes what is pending) runs after it. Its errors reach the
-    caller at the next :meth:`add` or at :meth:`finish`.
-
-    The thread has the ``helper`` process compress once it is up (it compresses itself before):
-    PyBullet never lets go of the GIL, so a thread gets it only when the interpreter takes it
-    from the realizations, every 5 ms (``sys.getswitchinterval``), and the thread needs it back
-    after each of its ≈ 8 zlib calls per realization, and each turn stops the realizations.
-    Measured on a loaded machine with 2 tasks queued, the realizations waited for the thread
-    about as long as it worked (≈ 1 ms a random_box realization, 10%). A task goes to the helper
-    and back in two pickles, a few GIL turns.
-    """
-
-    def __init__(self, writer, filters, behind: bool, helper: tuple | None = None):
-        self.writer = writer
-        self.filters = filters
-        self.peak_waiting = 0
-        threaded = behind and SERIAL_WRITER_THREAD
-        self._pool = cf.ThreadPoolExecutor(1, "workbench-writer") if threaded else None
-        # (executor, its Starting: done once its process is up)
-        self._helper, self._helper_up = helper or (None, None)
-        self._queued: list[cf.Future] = []
-        self._error: BaseException | None = None
-
-    def _write(self, packed) -> None:
-        if self._error is not None:  # nothing more once a write failed (the store is closed)
-            raise self._error
-        try:
-            self.writer.add_packed(self._filtered(packed))
-        except BaseException as exc:
-            self._error = exc
-            raise
-        self.peak_waiting = max(self.peak_waiting, self.writer.waiting)
-
-    def _filtered(self, packed):
-        """``packed`` filtered, by the helper when it is up (the same bytes: the same code)."""
-        if self._helper is not None and self._helper_up.done():
-            try:
-                return self._helper.submit(filter_packed, packed, self.filters).result()
-            except BrokenProcessPool:  # the helper died (killed?): compress here from now on
-                self._helper = None
-        return packed.filtered(self.filters)
-
-    def add(self, packed) -> None:
-        if self._pool is None:
-            self._write(packed)
-            return
-        while len(self._queued) >= SINK_QUEUE:
-            self._queued.pop(0).result()
-        self._queued.append(self._pool.submit(self._write, packed))
-
-    def finish(self) -> None:
-        while self._queued:
-            self._queued.pop(0).result()
-
-    def __enter__(self) -> _Sink:
-        self._switch = sys.getswitchinterval()
-        if self._pool is not None and SERIAL_SWITCH_SECONDS is not None:
-            sys.setswitchinterval(SERIAL_SWITCH_SECONDS)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        try:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)  # what finished is written
-        finally:
-            sys.setswitchinterval(self._switch)
 
 
 class _Timing:

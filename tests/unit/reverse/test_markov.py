@@ -13,22 +13,19 @@ from reverse.dynamics import ContactSet, Goals, tangent_basis
 from reverse.markov import (
     FORMAT_VERSION,
     QUANTILE_LEVELS,
-    MarkovPolicy,
     TransitionModel,
-    choose_separating,
     classify,
     contact_states,
     count_distinct,
     count_transitions,
-    goal_speed,
     load_model,
     number_of_transitions,
-    sample_separation,
     speed_quantiles,
     time_to_first_liftoff,
     total_variation,
     transition_probabilities,
 )
+from reverse.markov_policy import MarkovPolicy, choose_separating, goal_speed, sample_separation
 from workbench.errors import MarkovModelError
 
 #: A drop-only chain (rows: state at t, columns: state at t − dt), as the model assumes.

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from reverse.dynamics import ContactSet, Goals, tangent_basis
-from reverse.markov import FORMATS, QUANTILE_LEVELS, MarkovPolicy, TransitionModel, load_model
+from reverse.markov import FORMATS, QUANTILE_LEVELS, TransitionModel, load_model
+from reverse.markov_policy import MarkovPolicy
 from reverse.semi_markov import DwellHazards, estimate_hazards
 from workbench.errors import MarkovModelError
 
