@@ -53,15 +53,18 @@ def cli_env() -> dict:
 WORKBENCH = [sys.executable, "-m", "workbench.cli"]
 
 
-def run_workbench(*args, cwd=None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``workbench ARGS`` (``python -m workbench.cli``) in a fresh process with :func:`cli_env`;
-    the arguments are turned into strings, stdout and stderr captured as text."""
+def run_workbench(
+    *args, cwd=None, timeout: float = 300, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """``workbench ARGS`` (``python -m workbench.cli``) in a fresh process with ``env``
+    (default :func:`cli_env`); the arguments are turned into strings, stdout and stderr captured
+    as text."""
     return subprocess.run(
         [*WORKBENCH, *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
-        env=cli_env(),
+        env=cli_env() if env is None else env,
         timeout=timeout,
     )
 

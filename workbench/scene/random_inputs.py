@@ -107,14 +107,15 @@ class ParameterDistribution(StrictModel):
     def frozen(self):
         """The scipy.stats frozen distribution (one object per law and process: shared, never
         modified; draw with an explicit ``random_state``)."""
-        key = (self.dist, self.mean, self.std, self.low, self.high)
+        spec = self.model_dump(exclude_none=True)
+        key = tuple(sorted(spec.items()))  # every field: a field added later keys it too
         law = _FROZEN.get(key)
         if law is None:
             # Imported here: uncertainty.distributions loads scipy.stats (~0.3 s), which a scene
             # without random parameters never needs.
             from uncertainty.distributions import make_distribution
 
-            law = make_distribution(self.model_dump(exclude_none=True))
+            law = make_distribution(spec)
             if len(_FROZEN) >= _FROZEN_MAX:
                 _FROZEN.clear()
             _FROZEN[key] = law

@@ -725,13 +725,7 @@ def test_replay_refuses_an_x_display_without_opengl(fall_file, xvfb_without_glx)
     GIL that the main thread holds in connect): now one line and exit status 2, at once."""
     env = cli_env()
     env["DISPLAY"] = xvfb_without_glx
-    run = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "replay", fall_file],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    run = run_workbench("replay", fall_file, env=env, timeout=60)
     assert run.returncode == 2, run.stderr[-2000:]
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "no GLX extension" in lines[0], run.stderr
@@ -749,13 +743,7 @@ def test_replay_ends_when_the_viewer_dies_after_the_checks(fall_file, fake_x):
     env = cli_env()
     env["DISPLAY"] = server.display
     t0 = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "replay", fall_file],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,  # the hang fails here
-    )
+    run = run_workbench("replay", fall_file, env=env, timeout=60)  # the hang fails here
     took = time.perf_counter() - t0
     assert run.returncode == 2, run.stderr[-2000:]
     lines = run.stderr.strip().splitlines()
@@ -855,13 +843,7 @@ def test_replay_fails_fast_on_a_port_that_is_no_x_server(fall_file, fake_x):
     env = cli_env()
     env["DISPLAY"] = fake_x(None).display
     t0 = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "replay", fall_file],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    run = run_workbench("replay", fall_file, env=env, timeout=30)
     assert time.perf_counter() - t0 < 5.0
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
@@ -878,13 +860,7 @@ def test_replay_without_a_display_fails_fast_with_one_line(fall_file, display):
     if display is not None:
         env["DISPLAY"] = display
     t0 = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "replay", out],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,  # a hang fails here, not forever
-    )
+    run = run_workbench("replay", out, env=env, timeout=30)  # a hang fails here, not forever
     assert time.perf_counter() - t0 < 5.0
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
