@@ -4,8 +4,10 @@ keeps the file's bytes independent of batching and of who compressed the chunks.
 :class:`~workbench.store.hdf5.TrajectoryStore` calls :func:`write_data` for each pack of a batch
 between its two flushes (its module docstring: "Crash safety"). Chunks that a worker already
 filtered (:class:`~workbench.store.schema.ChunkFilters`) are written as they are with HDF5's
-direct chunk write; rows shipped as arrays go through HDF5's own filters. The two give the same
-bytes (``tests/unit/workbench/test_store.py``, ``test_packed_writes_give_the_bytes_of_row_writes``).
+direct chunk write; rows shipped as arrays are filtered by the store with the same filters first
+(``TrajectoryStore._write_packed``), and go through HDF5's own filters only where no worker could
+reproduce them (lzf). The two give the same bytes (``tests/unit/workbench/test_store.py``,
+``test_packed_writes_give_the_bytes_of_row_writes``).
 
 :func:`write_block` is phase 1 of a bulk write (:meth:`Store.write_block
 <workbench.store.backend.Store.write_block>`, a :class:`~workbench.store.bulk.Block`): the
@@ -173,7 +175,9 @@ def write_data(h: Handles, p: PackedRows, check: Callable[[], None]) -> None:
         dsid = None
 
 
-def write_block(h: Handles, block: Block, check: Callable[[], None]) -> None:
+def write_block(
+    h: Handles, block: Block, check: Callable[[], None], filters: ChunkFilters | None = None
+) -> None:
     """Write the datasets of ``block`` (and its ``recorded``, ``status``, ``message``), not
     ``completed``, through the store's :class:`Handles`; datasets the block does not hold are
     not touched (they keep their fill value, and no chunk of theirs is allocated).
@@ -181,7 +185,7 @@ def write_block(h: Handles, block: Block, check: Callable[[], None]) -> None:
     In slabs of :data:`INIT_SLAB` realizations, each: the ``status``/``message`` elements reset
     to the null reference (a killed earlier write of the same realizations may have left them
     pointing at a heap object that never reached the disk, see :func:`reset_strings`), the
-    chunks of each given per-record dataset (through HDF5's filters), the text, then the
+    chunks of each given per-record dataset (filtered with ``filters``), the text, then the
     contiguous parameters and ``recorded`` in place. A slab whose messages are all ``""`` leaves
     them null, which reads as ``""`` (no heap object: 16 bytes a realization saved). One write
     touching more chunks would make HDF5 hold ≈ 4 kB for each (:data:`INIT_SLAB`). The same
@@ -191,6 +195,10 @@ def write_block(h: Handles, block: Block, check: Callable[[], None]) -> None:
     ----------
     check : callable
         Called after each slab, as in :func:`write_data`.
+    filters : ChunkFilters, optional
+        The store's (:func:`find_filters`): per-record chunks are made with them and written as
+        they are, the bytes :func:`write_data` stores for the same rows. None: through HDF5's
+        filters.
     """
     for a in range(block.start, block.stop, INIT_SLAB):
         b = min(a + INIT_SLAB, block.stop)
@@ -198,8 +206,14 @@ def write_block(h: Handles, block: Block, check: Callable[[], None]) -> None:
         for i in range(a, b):
             _reset(h.strings, i)
         for name, arr in block.arrays.items():
-            if name in h.datasets:  # per-record: one chunk per realization, filtered
+            if name not in h.datasets:
+                continue
+            if filters is None:  # per-record: one chunk per realization, filtered by HDF5
                 h.datasets[name][a:b] = arr[part]
+            else:  # filtered here, as write_data's chunks are
+                dsid, tail = h.targets[name]
+                for i, row in zip(range(a, b), arr[part], strict=True):
+                    dsid.write_direct_chunk((i, *tail), filters.encode(row))
         h.text[0].write_slab(a, block.status[part])
         if any(block.message[part]):  # the null elements read as "" already: no heap objects
             h.text[1].write_slab(a, block.message[part])

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import deflate
 import numpy as np
 
 from workbench.errors import StoreError
@@ -415,18 +416,30 @@ class StoreSchema(RecordShape):
 class ChunkFilters:
     """The filter pipeline of a store's per-record datasets, applied where a realization is run.
 
-    HDF5 stores each chunk of a dataset with shuffle + deflate as the bytes of
-    ``zlib.compress(shuffle(chunk), level)`` (the pipeline's order: shuffle first). Workers
-    compute those bytes for their realizations (:meth:`StoreSchema.pack`), in parallel, and the
-    driver writes them as they are (HDF5's direct chunk write), so the one process that writes
-    the file does not compress. ``level`` None: no deflate.
+    HDF5 stores each chunk of a dataset with shuffle + deflate as a zlib stream (RFC 1950) of the
+    shuffled bytes (the pipeline's order: shuffle first), and its deflate filter reads any such
+    stream. The store makes those bytes itself for every per-record chunk it writes
+    (:meth:`encode`, with libdeflate) and writes them as they are (HDF5's direct chunk write):
+    ensemble workers compute them for their realizations (:meth:`StoreSchema.pack`), in
+    parallel, so the one process that writes the file does not compress, and the file's bytes do
+    not depend on the zlib that HDF5 was built with nor on who compressed. ``level`` None: no
+    deflate.
+
+    Why libdeflate: on the shuffled records of a random_box realization (8 datasets, 101
+    records) Python's zlib at level 4 (HDF5's filter's library) took 0.83 ms for ratio 1.67,
+    libdeflate at level 1 0.20 ms for 1.66; on the Batou–Soize five-body scene 5.5 ms against
+    1.5 ms, both 2.25 (2026-11-27, idle, ``docs/architecture.md``, "Compression"). zlib's 0.5 ms
+    was ≈ 7% of a random_box realization, the share a 2-process pool pays on each core while a
+    serial run pays it on the other one (issue 16). libdeflate is deterministic (its output
+    depends on its version and the level only), so the same records give the same bytes on
+    every worker.
 
     Attributes
     ----------
     shuffle : bool
         HDF5's byte shuffle (the ``i``-th byte of every element, then the next byte...).
     level : int or None
-        zlib level of the deflate filter.
+        Deflate level (libdeflate's scale, 1-12; what the datasets' ``compression_opts`` say).
     """
 
     shuffle: bool = True
@@ -439,7 +452,7 @@ class ChunkFilters:
             data = raw.view(np.uint8).reshape(-1, raw.itemsize).T.tobytes()
         else:
             data = raw.tobytes()
-        return data if self.level is None else zlib.compress(data, self.level)
+        return data if self.level is None else deflate.zlib_compress(data, self.level)
 
     def decode(self, chunk: bytes, shape: tuple[int, ...]) -> np.ndarray:
         """The row of ``shape`` stored as ``chunk`` (the inverse of :meth:`encode`)."""

@@ -523,8 +523,9 @@ def _sha(path) -> str:
 
 @pytest.mark.parametrize("compression", ["gzip", None])
 def test_packed_writes_give_the_bytes_of_row_writes(tmp_path, compression):
-    """Chunks filtered by the worker (Python's zlib) and written as they are give the file that
-    HDF5's own filters give, whatever the packing and batching; they read back unchanged."""
+    """Chunks filtered by the worker (libdeflate) and written as they are give the file that
+    rows written by the store give, whatever the packing and batching; they read back
+    unchanged."""
     trajs = [make_trajectory(90 + i) for i in range(7)]
     trajs[4] = make_trajectory(94, status="nonfinite", message="NaN at 9").truncated(9)
     schema = StoreSchema.from_trajectory(trajs[0])
@@ -535,7 +536,7 @@ def test_packed_writes_give_the_bytes_of_row_writes(tmp_path, compression):
         path = tmp_path / f"packed{len(split)}.h5"
         with TrajectoryStore.create(path, schema, 7, compression=compression) as store:
             filters = store.chunk_filters()
-            assert filters == ChunkFilters(shuffle=True, level=4 if compression else None)
+            assert filters == ChunkFilters(shuffle=True, level=1 if compression else None)
             start = 0
             for k in split:
                 items = [(i, trajs[i]) for i in range(start, start + k)]
@@ -557,9 +558,9 @@ def test_chunk_filters_round_trip_and_foreign_filters_are_decoded(tmp_path):
     memory = MemoryStore(schema, 4)
     with TrajectoryStore.create(tmp_path / "a.h5", schema, 4) as disk:
         for store in (disk, memory):
-            # level 1 chunks into a level-4 file: decoded and written through HDF5's filters
-            level1 = pack(schema, [(1, trajs[1]), (2, trajs[2])], "t", ChunkFilters(True, 1))
-            store.write_packed([level1])
+            # level 4 chunks into a level-1 file: decoded and written with the file's filters
+            level4 = pack(schema, [(1, trajs[1]), (2, trajs[2])], "t", ChunkFilters(True, 4))
+            store.write_packed([level4])
             store.write_packed([pack(schema, [(0, trajs[0]), (3, trajs[3])], "t")])
         _same_store(disk, memory)
 

@@ -364,3 +364,28 @@ def test_sigkill_during_a_bulk_write_keeps_the_blocks_before(tmp_path):
                 proc.communicate()
     print("completed realizations at each kill:", outcomes)
     assert any(k < N_REAL for k in outcomes), outcomes  # the kills landed inside the writing
+
+
+def test_a_blocks_chunks_are_the_store_deflated_bytes_that_write_many_stores(tmp_path):
+    """Per-record chunks of a block are the store's own deflate (ChunkFilters.encode, what
+    workers ship and write_many stores), not HDF5's zlib: the same rows give the same chunk bytes
+    however they are written, and plain h5py reads them."""
+    trajs = [make_trajectory(140 + i) for i in range(3)]
+    arrays, recorded = _rows(trajs)
+    with TrajectoryStore.create(tmp_path / "block.h5", SCHEMA, 3) as store:
+        filters = store.chunk_filters()
+        store.write_block(0, arrays, recorded=recorded)
+    with TrajectoryStore.create(tmp_path / "many.h5", SCHEMA, 3) as store:
+        store.write_many(list(enumerate(trajs)))
+    assert filters is not None and filters.level is not None
+    with h5py.File(tmp_path / "block.h5") as a, h5py.File(tmp_path / "many.h5") as b:
+        for name, shape in SCHEMA.row_shapes().items():
+            if name.startswith("params/"):
+                continue
+            tail = (0,) * len(shape)
+            for i in range(3):
+                _, chunk = a[name].id.read_direct_chunk((i, *tail))
+                assert chunk == b[name].id.read_direct_chunk((i, *tail))[1], (name, i)
+                assert chunk == filters.encode(arrays[name][i]), (name, i)
+            # HDF5's own filter decodes the store's deflate
+            np.testing.assert_array_equal(a[name][()], arrays[name])
