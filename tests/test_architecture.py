@@ -344,6 +344,7 @@ OWNERS = {
     "distributed": "workbench/ensemble/",
     "numba": "reverse/lemke_kernel.py",
     "SALib": "uncertainty/sensitivity.py",
+    "deflate": "workbench/store/schema.py",
 }
 
 

@@ -139,10 +139,8 @@ def _compression_kwargs(compression: str | None) -> dict[str, Any]:
         # read it (docs/architecture.md, "Compression")
         return {"shuffle": True, "compression": "lzf"}
     if compression == "gzip":
-        # the default; a standard HDF5 filter, deterministic. Level 1: the store deflates every
-        # per-record chunk itself with libdeflate (schema.ChunkFilters), whose level 1 is as
-        # small as zlib's 4 on these records and 4 times cheaper (docs/architecture.md,
-        # "Compression")
+        # the default, standard and deterministic; level 1 of libdeflate, which makes every chunk
+        # (schema.ChunkFilters): zlib-4's size at a quarter of its cost (docs/architecture.md)
         return {"shuffle": True, "compression": "gzip", "compression_opts": 1}
     raise StoreError(f"compression must be 'lzf', 'gzip' or None, got {compression!r}")
 
@@ -600,9 +598,7 @@ class TrajectoryStore(Store):
         """Two-phase, as :meth:`_write_packed`: the block's datasets (the others untouched), a
         flush, then its marks and a flush (:func:`~workbench.store.chunks.write_block`)."""
         filters = self.chunk_filters()
-        self._two_phase(
-            block.indices, block.nbytes, lambda h, check: write_block(h, block, check, filters)
-        )
+        self._two_phase(block.indices, block.nbytes, lambda h, c: write_block(h, block, c, filters))
 
     def _two_phase(self, indices: np.ndarray, nbytes: int, phase1: Callable) -> None:
         """Write realizations ``indices`` (increasing) crash-safely: clear the marks of those
