@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,7 @@ __all__ = [
     "box_ground",
     "run_throw",
     "run_throws",
+    "release_test",
     "train",
     "table_lift_law",
 ]
@@ -161,6 +163,47 @@ def sample_throw(rng: np.random.Generator, base_xy, lowest: float, reach: float)
     )
     w = rng.uniform(-THROW["angular_speed"], THROW["angular_speed"], 3)
     return Throw(np.array([base_xy[0], base_xy[1], z]), q, v, w)
+
+
+def release_test(ref, max_speed: float, max_spin: float) -> Callable[[Any], bool]:
+    """``released(state)``: whether the scene's moving body, in ``state`` (a
+    :class:`reverse.State` of the scene's bodies), could be a throw's release (:data:`THROW`)
+    whatever the throw's heading: its centre ``reach + clearance`` above the ground's top (as
+    :func:`sample_throw` places it, ``reach`` and the ground measured as :func:`run_throw`
+    measures them, in the training's world), falling at most ``vertical_speed``, horizontally
+    at most ``√2 horizontal_speed`` (the box of horizontal components turned to any heading), and
+    no faster than ``max_speed`` and ``max_spin`` (the fastest throws' speed and spin, m/s and
+    rad/s). Bounds are the law's support, exact: no tolerance.
+
+    ``ref`` is a :class:`workbench.ensemble.run.SceneRef` of a scene :func:`thrown_body` accepts.
+    """
+    from workbench.sim.engine import Engine
+
+    scene = box_ground(ref.load())
+    j = thrown_body(scene)
+    eng = Engine(scene, visual=False)
+    try:
+        lo, hi = eng.aabb(j)
+        reach = box_reach(lo, hi, eng.state().position[j])
+        ground_top = max(float(eng.aabb(k)[1][2]) for k in range(eng.n_bodies) if k != j)
+    finally:
+        eng.close()
+    c_lo, c_hi = THROW["clearance"]
+    v_down, v_side = float(THROW["vertical_speed"]), float(THROW["horizontal_speed"])
+
+    def released(state) -> bool:
+        height = float(state.position[j, 2]) - ground_top - reach
+        v = np.asarray(state.linear_velocity[j], dtype=float)
+        w = np.asarray(state.angular_velocity[j], dtype=float)
+        return bool(
+            c_lo <= height <= c_hi
+            and -v_down <= v[2] <= 0.0
+            and math.hypot(v[0], v[1]) <= math.sqrt(2.0) * v_side
+            and np.linalg.norm(v) <= max_speed
+            and np.linalg.norm(w) <= max_spin
+        )
+
+    return released
 
 
 # ----------------------------------------------------------------------------- one process

@@ -18,7 +18,13 @@ accumulates ``Σ_g log φ_g``, its forward log-likelihood. A particle whose step
 (non-finite, LCP, orientation) has weight 0. After the last generation the particles are
 resampled once more, by their weight times, when any particle's earliest state lies inside the
 throws' range, the indicator of that range: the kept runs then start no faster than the fastest
-forward throw.
+forward throw. With ``release=True`` the range is the throws' whole release law
+(:data:`reverse.markov_training.THROW`) where it does not depend on the heading: the centre's
+height above the ground's top within ``reach + clearance``, falling (``−vertical_speed ≤ v_z ≤
+0``), the horizontal speed at most ``√2 horizontal_speed`` and the speed and spin at most the
+fastest throw's; the final resampling keeps the particles whose earliest state is such a release
+when there are any (the throws' record 0 is one: a forward run starts at a release, so a past
+whose earliest state is none is not a throw's; terminal potential of the Feynman–Kac model [2]_).
 
 With ``generation="drop"`` (:data:`GENERATIONS`) a generation takes each particle to the end of
 its next step in which the contact model drew a drop, or one bin on, whichever comes first; the
@@ -175,6 +181,9 @@ class SMCResult:
     raw_faster_share : float
         Share of the particles before the final resampling whose earliest state is faster
         (linear or angular) than the fastest throw.
+    raw_release_share : float or None
+        With ``release``: share of the particles before the final resampling whose earliest
+        state is a release of the throws' law (module docstring); None without.
     unique_roots : int
         Distinct sampled runs the kept particles descend from.
     ess : list of float
@@ -186,6 +195,7 @@ class SMCResult:
     raw_faster_share: float
     unique_roots: int
     ess: list
+    raw_release_share: float | None = None
 
 
 _CACHE: dict = {}  # this process's contact detector and stepping scene, keyed by the scene ref
@@ -356,6 +366,7 @@ def smc_reverse_runs(
     beta: float = BETA,
     lift_law=None,
     generation: str = "bin",
+    release: bool = False,
 ) -> SMCResult:
     """``n`` backward runs of the scene as a particle filter (module docstring).
 
@@ -389,6 +400,9 @@ def smc_reverse_runs(
     generation : str
         :data:`GENERATIONS`: ``bin`` (default: every particle one bin of 0.05 s per
         generation) or ``drop`` (every particle to its next drop, at most one bin).
+    release : bool
+        Keep, at the end, the particles whose earliest state is a release of the throws' law
+        when there are any (module docstring); off by default (the same bits as before).
     """
     from reverse.run import reverse_steps
 
@@ -421,6 +435,11 @@ def smc_reverse_runs(
     ess_log: list[float] = []
     resamplings = 0
     raw_faster = math.nan
+    raw_released = None
+    if release:
+        from reverse.markov_training import release_test
+
+        released_at = release_test(ref, law.throw_speed, law.throw_spin)
     opts = {k: v for k, v in options.items() if k not in ("energy_limit", "on_energy", "seed")}
     drop = generation == "drop"
     opts["generation"] = generation
@@ -508,6 +527,12 @@ def smc_reverse_runs(
                         alive & (feats[:, 1] <= law.throw_speed) & (feats[:, 2] <= law.throw_spin)
                     )
                     raw_faster = float(np.mean(~inside[alive])) if alive.any() else math.nan
+                    if release:  # a release of the throws' law, where there is one
+                        pairs = zip(alive, parts, strict=True)
+                        released = inside & np.array([a and released_at(p.state) for a, p in pairs])
+                        raw_released = float(np.mean(released[alive])) if alive.any() else 0.0
+                        if released.any():
+                            inside = released
                     if inside.any():  # the kept runs start inside the throws' range
                         log_w = np.where(inside, log_w, -math.inf)
                 ess_log.append(effective_sample_size(log_w))
@@ -535,7 +560,9 @@ def smc_reverse_runs(
         first = _pack(p.start)[None]
         states = np.concatenate([first, *p.history], axis=0)[::-1].copy()
         runs.append(SMCRun(p.root, states, p.status, p.message, p.phi, p.transitions, p.lift))
-    return SMCResult(runs, resamplings, raw_faster, len({p.root for p in parts}), ess_log)
+    return SMCResult(
+        runs, resamplings, raw_faster, len({p.root for p in parts}), ess_log, raw_released
+    )
 
 
 def _lift_potential(

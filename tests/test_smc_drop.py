@@ -19,7 +19,7 @@ SCENE = REPO / "scenes" / "markov_block.yaml"
 DURATION = 0.6  # s: the block's final rest lasts ~0.5 s backward, so drops happen
 
 
-def _run(n, entropy, workers, monkeypatch=None, seen=None, **kw):
+def _run(n, entropy, workers, monkeypatch=None, seen=None, duration=DURATION, **kw):
     import reverse.smc as smc
     from reverse.sampling import RunVariation
     from workbench.ensemble.run import SceneRef
@@ -35,7 +35,7 @@ def _run(n, entropy, workers, monkeypatch=None, seen=None, **kw):
 
         monkeypatch.setattr(smc, "_advance", spy)
     model = load_model(ENERGY)
-    options = {"duration": DURATION, "dt": model.dt, "markov": model, "hints": []}
+    options = {"duration": duration, "dt": model.dt, "markov": model, "hints": []}
     return smc.smc_reverse_runs(
         SceneRef(str(SCENE), ()),
         n,
