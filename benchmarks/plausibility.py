@@ -24,6 +24,13 @@ Usage::
         --smc-beta 0.3 --hints none --smc-generation drop     # a filter generation per drop
     python benchmarks/plausibility.py --table markov_block_energy --smc --smc-scheme lift \
         --smc-beta 0.3 --hints none --landing-delta 0.2       # slow landings stick
+    python benchmarks/plausibility.py --table markov_block_energy --smc --hints none --verify
+                                        # and the forward-verified pasts of those runs
+
+With ``--verify`` a second table compares the backward runs' *forward-verified pasts* with the
+throws (:mod:`reverse.verified_pasts`: each earliest state refined until PyBullet rests at the
+run's final pose, PyBullet's motion from it recorded as a throw, unrefined runs left out and
+counted), with the verification's share refined, PyBullet runs and seconds per run.
 """
 
 from __future__ import annotations
@@ -73,6 +80,189 @@ def _doc_distances(comparison, duration: float) -> str:
             f"forward vs forward {total_variation(a, a2, cuts):.3f}"
         )
     return "docs/reverse.md bins (0.1 s, 5 transitions): " + "; ".join(out)
+
+
+#: Names of :func:`reverse.plausibility.run_features`' columns, in order.
+FEATURES = (
+    "liftoff", "transitions", "share free", "share vertex", "share edge", "mean dwell free",
+    "mean dwell vertex", "mean dwell edge", "mean dwell face", "log1p earliest speed",
+    "log1p earliest spin", "log1p earliest energy", "log1p peak speed", "log1p peak spin",
+    "log1p peak energy",
+)  # fmt: skip
+
+
+def _first_contact(records, dt: float) -> np.ndarray:
+    """Per ok run: time from the earliest record to the first one in contact, s."""
+    out = []
+    for r in records:
+        if r.status == "ok" and r.states.size:
+            touch = np.flatnonzero(r.states > 0)
+            out.append((touch[0] if touch.size else r.states.size) * dt)
+    return np.array(out, dtype=float)
+
+
+def _from_first_contact(records) -> list:
+    """The ok runs cut to begin at their first record in contact (the fall before it dropped):
+    the measure of motions compared from their first landing on, whatever their release."""
+    from reverse.plausibility import RunRecord
+
+    out = []
+    for r in records:
+        if r.status == "ok" and r.states.size:
+            touch = np.flatnonzero(r.states > 0)
+            if touch.size:
+                out.append(RunRecord(r.states[touch[0] :], r.kinematics[touch[0] :]))
+    return out
+
+
+def _earliest_height(records, body: int) -> np.ndarray:
+    """Per ok run: height of the centre of mass at the earliest record, m (throws and verified
+    pasts: their kinematics' 4th column; backward runs: the first record's z)."""
+    out = []
+    for r in records:
+        if r.status != "ok" or not r.states.size:
+            continue
+        if r.kinematics.shape[1] > 3:
+            out.append(r.kinematics[0, 3])
+        elif r.ends is not None:
+            out.append(r.ends[0, body, 2])
+    return np.array(out, dtype=float)
+
+
+def _per_feature(run, seed: int, dt: float, body: int) -> str:
+    """Which features tell a sample from the throws: the classifier test on each feature alone
+    (with its square, as the full test), and on all but it; plus two features the test does not
+    see (time to first contact, earliest height), alone. Folds from SeedSequence(seed,
+    spawn_key=(5, j)) (the comparison's streams are 0-3)."""
+    from reverse.plausibility import run_features, run_statistics
+    from uncertainty.two_sample import classifier_accuracy
+
+    def accuracy(a, b, key: int) -> float:
+        if min(len(a), len(b)) < 2:
+            return float("nan")
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(5, key)))
+        return classifier_accuracy(a, b, rng, folds=min(5, len(a), len(b))).accuracy
+
+    samples = {"backward": run.samples["backward"]}
+    if "verified_runs" in run.samples:
+        samples["verified"] = [r for r in _verified_records(run) if r.status == "ok"]
+    fwd = run.samples["forward"]
+    fa = run_features(run_statistics(fwd, dt))
+    extra_f = (_first_contact(fwd, dt), _earliest_height(fwd, body))
+    head = "".join(f"{name + ' alone':>17}{'all but it':>12}" for name in samples)
+    lines = [f"{'feature (classifier accuracy, chance 0.5)':<44}{head}"]
+    cols = {}
+    for name, recs in samples.items():
+        fb = run_features(run_statistics(recs, dt))
+        every = range(fa.shape[1])
+        alone = [accuracy(fa[:, [j]], fb[:, [j]], j) for j in every]
+        without = [
+            accuracy(fa[:, [k for k in every if k != j]], fb[:, [k for k in every if k != j]],
+                     100 + j)
+            for j in every
+        ]  # fmt: skip
+        extra_b = (_first_contact(recs, dt), _earliest_height(recs, body))
+        extra = [
+            (
+                accuracy(a[:, None], b[:, None], 200 + k),
+                np.median(b) if len(b) else np.nan,
+                float(np.mean(b > np.max(a))) if len(a) and len(b) else np.nan,
+            )
+            for k, (a, b) in enumerate(zip(extra_f, extra_b, strict=True))
+        ]
+        contact, motion = list(range(9)), list(range(9, fa.shape[1]))
+        groups = [accuracy(fa[:, g], fb[:, g], 300 + k) for k, g in enumerate((contact, motion))]
+        cut_f = run_features(run_statistics(_from_first_contact(fwd), dt))
+        cut_b = run_features(run_statistics(_from_first_contact(recs), dt))
+        groups.append(accuracy(cut_f, cut_b, 400))
+        cut_alone = [accuracy(cut_f[:, [j]], cut_b[:, [j]], 500 + j) for j in every]
+        cut_medians = [
+            (float(np.median(cut_f[:, j])), float(np.median(cut_b[:, j]))) for j in every
+        ]
+        cols[name] = (alone, without, extra, groups, cut_alone, cut_medians)
+    for j, feat in enumerate(FEATURES):
+        row = "".join(f"{cols[n][0][j]:>17.3f}{cols[n][1][j]:>12.3f}" for n in samples)
+        lines.append(f"{feat:<44}{row}")
+    for k, feat in enumerate(
+        (
+            "contact features (first 9) together",
+            "speed/spin/energy together",
+            "all, runs cut at their first contact",
+        )
+    ):
+        row = "".join(f"{cols[n][3][k]:>17.3f}{'':>12}" for n in samples)
+        lines.append(f"{feat:<44}{row}")
+    for k, feat in enumerate(("time to first contact, s", "earliest height, m")):
+        med = f"  median: forward {np.median(extra_f[k]):.3g}"
+        med += "".join(
+            f", {n} {cols[n][2][k][1]:.3g} ({cols[n][2][k][2]:.3g} above every throw)"
+            for n in samples
+        )
+        row = "".join(f"{cols[n][2][k][0]:>17.3f}{'':>12}" for n in samples)
+        lines.append(f"{feat + ' (not a feature)':<44}{row}{med}")
+    lines.append(
+        f"{'runs cut at their first contact: feature alone':<44}"
+        + "".join(f"{name + ' alone':>17}{'medians f / s':>24}" for name in samples)
+    )
+    for j, feat in enumerate(FEATURES):
+        row = "".join(
+            f"{cols[n][4][j]:>17.3f}{cols[n][5][j][0]:>12.3g} / {cols[n][5][j][1]:<9.3g}"
+            for n in samples
+        )
+        lines.append(f"{feat:<44}{row}")
+    return "\n".join(lines)
+
+
+def _release_check(run, recipe) -> str:
+    """Where the earliest states lie against the throws' release law (THROW of
+    reverse/markov_training.py: centre height from clearance 0.05-0.3 m plus the body's reach,
+    downward or no vertical velocity, horizontal components within +-2 m/s, each spin component
+    within +-10 rad/s): a past of the same length as a throw must start as a throw does."""
+    from reverse.markov_training import THROW
+    from reverse.verified_pasts import close_world, training_world
+    from workbench.sim.frames import box_reach
+
+    _, engine, body = training_world(recipe)
+    engine.rebuild()
+    lo, hi = engine.aabb(body)
+    reach = box_reach(lo, hi, engine.state().position[body])
+    top = max(float(engine.aabb(k)[1][2]) for k in range(engine.n_bodies) if k != body)
+    close_world()
+    zlo, zhi = (top + reach + c for c in THROW["clearance"])
+    starts = {"backward": [r.ends[0, body] for r in run.samples["backward"] if r.status == "ok"]}
+    if "verified_runs" in run.samples:
+        starts["verified"] = [r.earliest[body] for r in run.samples["verified_runs"]
+                              if r.earliest is not None]  # fmt: skip
+    out = []
+    for name, rows in starts.items():
+        x = np.array(rows).reshape(-1, 13)
+        z, v, w = x[:, 2], x[:, 7:10], x[:, 10:13]
+        tests = {
+            f"height outside [{zlo:.3g}, {zhi:.3g}] m": (z < zlo) | (z > zhi),
+            "rising (v_z > 0)": v[:, 2] > 0,
+            "v_z below -3 m/s": v[:, 2] < -THROW["vertical_speed"],
+            "a horizontal component above 2 m/s": np.any(
+                np.abs(v[:, :2]) > THROW["horizontal_speed"], axis=1
+            ),
+            "a spin component above 10 rad/s": np.any(np.abs(w) > THROW["angular_speed"], axis=1),
+        }
+        any_out = np.any(np.column_stack(list(tests.values())), axis=1)
+        parts = "; ".join(f"{k} {np.mean(t):.3g}" for k, t in tests.items())
+        out.append(
+            f"{name} earliest states outside the throws' release law: share {np.mean(any_out):.3g}"
+            f" of {len(x)} ({parts})"
+        )
+    return "\n".join(out)
+
+
+def _verified_records(run):
+    from reverse.plausibility import RunRecord
+
+    return [
+        RunRecord(r.states, r.kinematics) if r.status == "refined"
+        else RunRecord(np.zeros(0, np.int8), np.zeros((0, 3)), r.status)
+        for r in run.samples["verified_runs"]
+    ]  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -142,7 +332,31 @@ def main(argv=None) -> int:
         help="backward: landing contacts (the elastic branch) slipping at most this much stick "
         "(StepSettings.landing_delta; default 0: the sliding cut-off delta everywhere)",
     )
+    ap.add_argument(
+        "--verify",
+        action="store_true",
+        help="also compare the backward runs' forward-verified pasts with the throws "
+        "(reverse/verified_pasts.py)",
+    )
+    ap.add_argument(
+        "--verify-budget",
+        type=int,
+        metavar="N",
+        help="with --verify: most PyBullet runs of one refinement (default: reverse/verify.py's)",
+    )
+    ap.add_argument(
+        "--per-feature",
+        action="store_true",
+        help="also the classifier test per feature (alone, and all but it), for the backward "
+        "runs and (with --verify) the verified pasts: which features tell them from throws",
+    )
     args = ap.parse_args(argv)
+    if args.verify_budget is not None and not args.verify:
+        print("--verify-budget: needs --verify", file=sys.stderr)
+        return 2
+    if args.verify_budget is not None and args.verify_budget < 1:
+        print(f"--verify-budget: expected at least 1, got {args.verify_budget}", file=sys.stderr)
+        return 2
     if not args.landing_delta >= 0.0:
         print(f"--landing-delta: expected >= 0 m/s, got {args.landing_delta}", file=sys.stderr)
         return 2
@@ -236,6 +450,14 @@ def main(argv=None) -> int:
             **lift,
         },
     )
+    if args.verify:
+        from reverse.verified_pasts import measure_verified, verify_settings
+
+        budget = {} if args.verify_budget is None else {"budget": args.verify_budget}
+        measure_verified(
+            run, path, verify_settings(**budget), seed=args.seed, dt=dt, duration=duration,
+            workers=args.workers,
+        )  # fmt: skip
     wall = time.perf_counter() - t0
     print(format_table(run.comparison))
     print(_doc_distances(run.comparison, duration))
@@ -247,10 +469,20 @@ def main(argv=None) -> int:
             f"smallest ESS {f['ess_min']:.3g}; raw particles faster than every throw at the "
             f"end: {f['raw_faster_share']:.3g}"
         )
+    if args.verify:
+        from reverse.verified_pasts import format_verified
+
+        print(format_verified(run.comparison, run.seconds))
+        print(_doc_distances(run.comparison.verified, duration).replace("backward", "verified"))
+    if args.per_feature:
+        body_index = next(k for k, b in enumerate(scene.bodies) if not b.fixed)
+        print(_per_feature(run, args.seed, dt, body_index))
+        print(_release_check(run, (str(path), (), float(dt))))
     s = run.seconds
+    verified = f", verification {s['verify']:.1f} s" if args.verify else ""
     print(
         f"wall time: forward {s['forward']:.1f} s ({2 * args.n} throws), backward "
-        f"{s['backward']:.1f} s ({args.n} runs), statistics {s['statistics']:.1f} s; "
+        f"{s['backward']:.1f} s ({args.n} runs), statistics {s['statistics']:.1f} s{verified}; "
         f"all {wall:.1f} s"
     )
     if args.out:
@@ -266,7 +498,21 @@ def main(argv=None) -> int:
             out / "sequences.png",
         )
         plot_statistics(run.comparison.values, out / "statistics.png")
-        print(f"wrote {out}/plausibility.json, sequences.png, statistics.png")
+        figures = "sequences.png, statistics.png"
+        if args.verify:
+            pasts = [r.states for r in run.samples["verified_runs"] if r.status == "refined"]
+            plot_sequences(
+                [r.states for r in run.samples["forward"]],
+                pasts,
+                dt,
+                out / "verified_sequences.png",
+                titles=(
+                    f"{args.n} forward PyBullet throws",
+                    f"{len(pasts)} verified pasts: PyBullet from the refined earliest states",
+                ),
+            )
+            figures += ", verified_sequences.png"
+        print(f"wrote {out}/plausibility.json, {figures}")
     return 0
 
 

@@ -28,6 +28,14 @@ bit-identical whatever the number of workers.
 A backward run that does not end ``ok`` (non-finite, energy guard, failed LCP) is counted and
 left out of the statistics; so are its records.
 
+With ``markov compare --verify`` (:func:`reverse.verified_pasts.measure_verified`) a fourth
+sample, *verified pasts*, is compared with the throws in a table of its own
+(:attr:`Comparison.verified`): each backward run's earliest state refined until PyBullet, played
+forward from it, rests at the run's final pose (:mod:`reverse.verify`), and PyBullet's motion
+from the refined state recorded as a throw; runs not refined are left out and counted. It
+measures what a user of ``workbench reverse --verify`` holds, not the backward stepper: the
+backward rows are unchanged.
+
 References
 ----------
 .. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25 (SIGGRAPH 2008).
@@ -129,11 +137,15 @@ class RunRecord:
         Speed of the centre of mass (m/s), angular speed (rad/s), kinetic energy (J).
     status : str
         ``ok`` or why the run ended early (backward runs).
+    ends : ndarray, shape (2, n_bodies, 13), optional
+        Backward runs: the first (earliest) and last records of every body (position,
+        body-frame quaternion x y z w, linear and angular velocity), for the verification.
     """
 
     states: np.ndarray
     kinematics: np.ndarray
     status: str = "ok"
+    ends: np.ndarray | None = None
 
 
 def stream_entropy(seed: int, stream: str) -> int:
@@ -220,7 +232,13 @@ def record_of_trajectory(traj, scene, body: int, detector) -> RunRecord:
         w[:, None],
     )[:, 0]
     kin = np.column_stack([np.linalg.norm(v, axis=1), np.linalg.norm(w, axis=1), energy])
-    return RunRecord(states, kin, traj.status)
+    fields = (traj.position, traj.orientation, traj.linear_velocity, traj.angular_velocity)
+    ends = (
+        np.stack([np.concatenate([f[t] for f in fields], axis=1) for t in (0, n - 1)])
+        if n
+        else None
+    )
+    return RunRecord(states, kin, traj.status, ends)
 
 
 def _backward_task(ref: SceneRef, options: dict, entropy: int, variation, i: int):
@@ -412,6 +430,9 @@ class Comparison:
     values : dict
         Statistic key → ``(label, unit, forward, forward2, backward)`` arrays, for the figure
         (not in :meth:`to_dict`).
+    verified : Comparison, optional
+        Forward vs the verified pasts (module docstring; its ``backward`` is that sample and its
+        ``counts["verify"]`` the verification's outcome), under ``"verified"`` in the JSON.
     """
 
     rows: list[dict]
@@ -421,6 +442,7 @@ class Comparison:
     speed_range: dict
     meta: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)
+    verified: Comparison | None = None
 
     def to_dict(self) -> dict:
         def clean(x):
@@ -435,16 +457,17 @@ class Comparison:
             return x
 
         test = lambda c: {"accuracy": c.accuracy, "n": c.n, "p_value": c.p_value, "folds": c.folds}  # noqa: E731
-        return clean(
-            {
-                "meta": self.meta,
-                "counts": self.counts,
-                "statistics": self.rows,
-                "classifier": test(self.classifier),
-                "classifier_floor": test(self.classifier_floor),
-                "earliest_state_range": self.speed_range,
-            }
-        )
+        out = {
+            "meta": self.meta,
+            "counts": self.counts,
+            "statistics": self.rows,
+            "classifier": test(self.classifier),
+            "classifier_floor": test(self.classifier_floor),
+            "earliest_state_range": self.speed_range,
+        }
+        if self.verified is not None:  # only with --verify: the file is otherwise unchanged
+            out["verified"] = self.verified.to_dict()
+        return clean(out)
 
     def to_json(self) -> str:
         """Deterministic JSON (no wall times): the same inputs write the same bytes."""
@@ -670,9 +693,11 @@ def measure(
     return Measurement(result, samples, seconds)
 
 
-def format_table(c: Comparison) -> str:
+def format_table(c: Comparison, sample: str = "backward") -> str:
     """The comparison as text: one line per statistic, then the classifier test and the range of
-    earliest states."""
+    earliest states. ``sample`` names the compared sample in the text (its first three letters
+    head its column of medians)."""
+    short = {"backward": "bwd"}.get(sample, sample[:3])
 
     def num(x: float) -> str:
         if x is None or (isinstance(x, float) and not math.isfinite(x)):
@@ -680,7 +705,7 @@ def format_table(c: Comparison) -> str:
         return f"{x:.3g}"
 
     head = (
-        f"{'statistic':<42} {'unit':>6} {'fwd med':>8} {'fwd2 med':>8} {'bwd med':>8} "
+        f"{'statistic':<42} {'unit':>6} {'fwd med':>8} {'fwd2 med':>8} {short + ' med':>8} "
         f"{'TV f-b':>7} {'floor':>7} {'ratio':>6}"
     )
     lines = [head, "-" * len(head)]
@@ -695,23 +720,23 @@ def format_table(c: Comparison) -> str:
         f" vs {num(next(r for r in c.rows if r['key'] == f'share_{s}')['mean_backward'])}"
         for s in STATE_NAMES
     )
-    lines.append(f"share of all steps, forward vs backward: {shares}")
+    lines.append(f"share of all steps, forward vs {sample}: {shares}")
     lines.append(
-        f"classifier two-sample test (cross-validated accuracy, chance 0.5): forward vs backward "
+        f"classifier two-sample test (cross-validated accuracy, chance 0.5): forward vs {sample} "
         f"{num(c.classifier.accuracy)} (p = {c.classifier.p_value:.2g}), forward vs forward "
         f"{num(c.classifier_floor.accuracy)}"
     )
     sr = c.speed_range
     lines.append(
         f"earliest state: forward throws reach {num(sr['forward_max_speed'])} m/s, "
-        f"{num(sr['forward_max_spin'])} rad/s; backward runs {num(sr['backward_max_speed'])} m/s, "
-        f"{num(sr['backward_max_spin'])} rad/s; backward runs faster than every throw: "
+        f"{num(sr['forward_max_spin'])} rad/s; {sample} runs {num(sr['backward_max_speed'])} m/s, "
+        f"{num(sr['backward_max_spin'])} rad/s; {sample} runs faster than every throw: "
         f"{num(sr['backward_faster_share'])}"
     )
     n = c.counts
     bad = ", ".join(f"{k} {v}" for k, v in sorted(n["backward_not_ok"].items()))
     lines.append(
-        f"runs: forward {n['forward']}, forward2 {n['forward2']}, backward {n['backward']} "
+        f"runs: forward {n['forward']}, forward2 {n['forward2']}, {sample} {n['backward']} "
         f"({n['backward_ok']} ok{'; not ok: ' + bad if bad else ''})"
     )
     return "\n".join(lines)

@@ -80,6 +80,8 @@ __all__ = [
     "gravity_correction",
     "forward_to_rest",
     "refine_earliest",
+    "verify_one",
+    "verify_in",
     "verify_runs",
     "verify_table",
     "verify_states",
@@ -254,9 +256,20 @@ def _engine(ref: SceneRef):
     return _CACHE["scene"], _CACHE["engine"]
 
 
-def forward_to_rest(engine, state: State, moving: list[int], duration: float) -> ForwardResult:
+def forward_to_rest(
+    engine,
+    state: State,
+    moving: list[int],
+    duration: float,
+    observe: Callable[[int], None] | None = None,
+) -> ForwardResult:
     """Run ``engine`` (rebuilt here) forward from ``state`` for ``duration`` s and then until the
-    moving bodies rest (module docstring), at most :data:`SETTLE_TIME` more."""
+    moving bodies rest (module docstring), at most :data:`SETTLE_TIME` more.
+
+    ``observe(k)``, if given, is called after step ``k`` (1, 2, …) before anything else reads
+    the engine; it must only read (contact points, poses): the run is then the same bits as
+    without it (:func:`reverse.verified_pasts.record_verified` records a refined past so).
+    """
     engine.rebuild()
     engine.set_state(state)
     dt = engine.scene.settings.dt
@@ -269,6 +282,8 @@ def forward_to_rest(engine, state: State, moving: list[int], duration: float) ->
     while k < n_max:
         advance(k, 1)
         k += 1
+        if observe is not None:
+            observe(k)
         v, w = read_v()
         if not (np.all(np.isfinite(v)) and np.all(np.isfinite(w))):
             break
@@ -518,13 +533,27 @@ def verify_one(
     ``item`` is ``(run, index, earliest, final, duration)`` with ``earliest`` and ``final`` the
     packed (n_bodies, 13) first and last records of the reverse run.
     """
+    return verify_in(lambda: _engine(ref), settings, entropy, item)
+
+
+def verify_in(
+    world: Callable[[], tuple],
+    settings: dict,
+    entropy: int,
+    item: tuple[int, int, np.ndarray, np.ndarray, float],
+) -> VerifyOutcome:
+    """:func:`verify_one` in the PyBullet world ``world()`` returns as ``(scene, engine)``
+    (called once, inside the run's error handling): :func:`verify_one` passes the scene as
+    ``workbench run`` builds it; the plausibility measure (:mod:`reverse.verified_pasts`) the
+    training's world, whose ground is a box body as the throws'. Every body is placed from
+    ``item``'s records, the fixed ones too: they must be that world's."""
     run, index, first, last, duration = item
     t0 = time.perf_counter()
     earliest = State(first[:, :3], first[:, 3:7], first[:, 7:10], first[:, 10:13])
     final = State(last[:, :3], last[:, 3:7], last[:, 7:10], last[:, 10:13])
     tolerance, radius, budget = settings["tolerance"], settings["radius"], settings["budget"]
     try:
-        scene, engine = _engine(ref)
+        scene, engine = world()
         moving = [k for k, b in enumerate(scene.bodies) if not b.fixed]
         g = np.asarray(scene.gravity, dtype=float)
         up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])

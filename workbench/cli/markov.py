@@ -15,6 +15,7 @@ from reverse.markov import KINDS, STATE_NAMES
 from reverse.markov_training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
 from reverse.smc import GENERATIONS as SMC_GENERATIONS
 from reverse.smc import SCHEMES as SMC_SCHEMES
+from reverse.verify import DEFAULT_BUDGET as VERIFY_BUDGET
 from uncertainty.two_sample import DEFAULT_BINS
 from workbench.cli.common import (
     add_scene_arguments,
@@ -58,6 +59,12 @@ backward runs by per-run features (0.5: chance; forward vs forward for reference
 OUT/plausibility.json (the numbers), OUT/sequences.png (contact-state sequences as in Twigg &
 James Fig. 9) and OUT/statistics.png (the histograms).
 
+--verify adds a table "verified pasts vs forward": each backward run's earliest state refined
+(as `workbench reverse --verify` does) until PyBullet, played forward from it, rests within 1 cm
+and 5 deg of the run's final pose, and PyBullet's motion from it recorded as a throw; runs not
+refined are left out and counted. It measures the pasts a user of --verify gets, not the
+backward runs, whose table is unchanged.
+
 --seed S gives each sample its own stream (SeedSequence(S, spawn_key=(k,))) and each run its own
 below that: the numbers and files are identical whatever --workers.
 
@@ -76,6 +83,8 @@ examples:
       --workers 2 -o block_smc
   workbench markov compare markov_block --table markov_block_energy --smc --smc-scheme lift \\
       --smc-beta 0.3 --lift-cache lift_cache -n 200 --seed 1 --workers 2 -o block_lift
+  workbench markov compare markov_block --table markov_block_energy --smc --verify -n 200 \\
+      --seed 1 --workers 2 -o block_verified
 """
 
 TRAIN_DESCRIPTION = """\
@@ -231,6 +240,21 @@ def add_markov_parser(sub) -> None:
         help="contact persistence of the backward runs (workbench reverse --persist-contacts)",
     )
     cp.add_argument(
+        "--verify",
+        action="store_true",
+        help="also compare the backward runs' forward-verified pasts with the throws: each "
+        "run's earliest state refined until PyBullet rests at its final pose (workbench reverse "
+        "--verify), then PyBullet's motion from it recorded as a throw (a table of its own; "
+        "unrefined runs left out and counted)",
+    )
+    cp.add_argument(
+        "--verify-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"with --verify: most PyBullet runs of one refinement (default {VERIFY_BUDGET})",
+    )
+    cp.add_argument(
         "--bins",
         type=int,
         default=DEFAULT_BINS,
@@ -376,6 +400,11 @@ def cmd_markov_compare(args) -> int:
         )
     if args.pivot and not args.smc:
         raise SceneError("--pivot", "", "needs --smc (the sampled runs take no such option)")
+    if args.verify_budget is not None and not args.verify:
+        raise SceneError("--verify-budget", "", "needs --verify")
+    if args.verify:
+        check_count("--verify-budget", VERIFY_BUDGET if args.verify_budget is None
+                    else args.verify_budget, "PyBullet run")  # fmt: skip
     if args.lift_cache is not None and not args.smc_scheme.startswith("lift"):
         raise SceneError("--lift-cache", "", "needs --smc --smc-scheme lift or lift-central")
     cache = Path(args.lift_cache) if args.lift_cache is not None else None
@@ -455,6 +484,8 @@ def cmd_markov_compare(args) -> int:
         f"{f' --smc-generation {args.smc_generation}' if args.smc_generation != 'bin' else ''}"
         f"{' --persist-contacts' if args.persist_contacts else ''}"
         f"{' --pivot' if args.pivot else ''}"
+        f"{' --verify' if args.verify else ''}"
+        f"{f' --verify-budget {args.verify_budget}' if args.verify_budget is not None else ''}"
     )
     meta = {
         "command": command,
@@ -470,7 +501,9 @@ def cmd_markov_compare(args) -> int:
         "hints": hints_text,
         "reverse_settings": repr(settings),
     }
-    with progress_bar(3 * args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
+    parts = 4 if args.verify else 3  # the verification: one more pass over the backward runs
+    with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as bar:
+        advance = None if bar is None else (lambda done, _total: bar(done, parts * args.n))
         run = measure(
             path,
             model,
@@ -497,6 +530,15 @@ def cmd_markov_compare(args) -> int:
                 **lift,
             },
         )
+        if args.verify:
+            from reverse.verified_pasts import measure_verified, verify_settings
+
+            budget = VERIFY_BUDGET if args.verify_budget is None else args.verify_budget
+            measure_verified(
+                run, path, verify_settings(budget), seed=entropy, dt=dt, duration=duration,
+                overrides=tuple(overrides), workers=args.workers, bins=args.bins,
+                progress=None if bar is None else (lambda k, _t: bar(3 * args.n + k, 4 * args.n)),
+            )  # fmt: skip
     result, samples = run.comparison, run.samples
     wall = time.perf_counter() - t0
     out.mkdir(exist_ok=True)
@@ -508,10 +550,28 @@ def cmd_markov_compare(args) -> int:
         out / "sequences.png",
     )
     plot_statistics(result.values, out / "statistics.png")
+    figures = "sequences.png, statistics.png"
+    if result.verified is not None:
+        pasts = [r.states for r in samples["verified_runs"] if r.status == "refined"]
+        plot_sequences(
+            [r.states for r in samples["forward"]],
+            pasts,
+            dt,
+            out / "verified_sequences.png",
+            titles=(
+                f"{args.n} forward PyBullet throws",
+                f"{len(pasts)} verified pasts: PyBullet from the refined earliest states",
+            ),
+        )
+        figures += ", verified_sequences.png"
     if not args.quiet:
         print(format_table(result))
+        if result.verified is not None:
+            from reverse.verified_pasts import format_verified
+
+            print(format_verified(result, run.seconds))
         print(
-            f"wrote {out}/plausibility.json, sequences.png, statistics.png: 3 x {args.n} runs "
+            f"wrote {out}/plausibility.json, {figures}: 3 x {args.n} runs "
             f"of {duration:g} s at dt = {dt:.6g} s in {wall:.1f} s, seed {entropy}"
         )
     return 0
