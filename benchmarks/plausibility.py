@@ -325,6 +325,12 @@ def main(argv=None) -> int:
         "lift, lift-central)",
     )
     ap.add_argument(
+        "--smc-release",
+        action="store_true",
+        help="with --smc: keep at the end the particles whose earliest state could be a throw's "
+        "release (reverse.markov_training.release_test), when any is",
+    )
+    ap.add_argument(
         "--landing-delta",
         type=float,
         default=0.0,
@@ -401,6 +407,7 @@ def main(argv=None) -> int:
         f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
         f"{', contact persistence' if args.persist else ''}"
         f"{', a generation per drop' if args.smc_generation == 'drop' else ''}"
+        f"{', earliest states at a release' if args.smc_release else ''}"
         f"{f', landing cut-off {args.landing_delta:g} m/s' if args.landing_delta else ''}"
         f"{', drops that pivot' if args.pivot else ''}"
     )
@@ -447,6 +454,7 @@ def main(argv=None) -> int:
             "scheme": args.smc_scheme,
             **({} if args.smc_beta is None else {"beta": args.smc_beta}),
             **({} if args.smc_generation == "bin" else {"generation": args.smc_generation}),
+            **({"release": True} if args.smc_release else {}),
             **lift,
         },
     )
@@ -468,6 +476,7 @@ def main(argv=None) -> int:
             f"kept runs descend from {f['distinct_sampled_runs']} of {args.n} sampled runs, "
             f"smallest ESS {f['ess_min']:.3g}; raw particles faster than every throw at the "
             f"end: {f['raw_faster_share']:.3g}"
+            + (f"; at a release: {f['raw_release_share']:.3g}" if "raw_release_share" in f else "")
         )
     if args.verify:
         from reverse.verified_pasts import format_verified

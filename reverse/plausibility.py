@@ -690,6 +690,8 @@ def measure(
             "raw_faster_share": smc_result.raw_faster_share,
             "ess_min": float(min(smc_result.ess)),
         }
+        if smc_result.raw_release_share is not None:  # release=True (the file unchanged without)
+            result.counts["smc"]["raw_release_share"] = smc_result.raw_release_share
     return Measurement(result, samples, seconds)
 
 

@@ -108,3 +108,33 @@ def test_the_kept_runs_start_at_a_release_when_a_particle_does():
                        r.states[0][:, 10:13]))
         for r in plain.runs
     )  # fmt: skip
+
+
+def test_compare_smc_release_without_smc_is_one_line_exit_2(tmp_path, capsys):
+    from workbench.cli.main import main
+
+    argv = ["markov", "compare", "markov_block", "--table", "markov_block_energy", "-n", "4", "-q"]
+    assert main([*argv, "--smc-release", "-o", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--smc-release" in err[0] and "--smc" in err[0], err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_compare_smc_release_records_the_raw_share_and_is_the_same_for_any_workers(tmp_path):
+    import json
+
+    from workbench.cli.main import main
+
+    docs = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        argv = ["markov", "compare", "markov_block", "--table", "markov_block_energy", "-n", "6",
+                "--duration", "1.5", "--seed", "1", "-q", "--smc", "--smc-release",
+                "--workers", str(workers), "-o", str(out)]  # fmt: skip
+        assert main(argv) == 0
+        docs.append((out / "plausibility.json").read_bytes())
+    assert docs[0] == docs[1]
+    doc = json.loads(docs[0])
+    assert 0.0 <= doc["counts"]["smc"]["raw_release_share"] <= 1.0
+    assert "--smc-release" in doc["meta"]["command"]

@@ -220,6 +220,13 @@ def add_markov_parser(sub) -> None:
         "potential, lift, lift-central)",
     )
     cp.add_argument(
+        "--smc-release",
+        action="store_true",
+        help="with --smc: keep, at the end, the particles whose earliest state could be a "
+        "throw's release (height above the ground, falling, horizontal speed, speed and spin "
+        "within the training throws' law) when any is; off by default",
+    )
+    cp.add_argument(
         "--lift-cache",
         metavar="DIR",
         help="with --smc-scheme lift or lift-central: keep the fitted law in DIR (keyed by the "
@@ -391,6 +398,8 @@ def cmd_markov_compare(args) -> int:
         raise SceneError("--smc-scheme", "", "needs --smc")
     if args.smc_generation != "bin" and not args.smc:
         raise SceneError("--smc-generation", "", "needs --smc")
+    if args.smc_release and not args.smc:
+        raise SceneError("--smc-release", "", "needs --smc")
     if args.smc_generation == "drop" and args.smc_scheme in ("match", "ratio"):
         raise SceneError(
             "--smc-generation",
@@ -482,6 +491,7 @@ def cmd_markov_compare(args) -> int:
         f"{f' --smc-beta {args.smc_beta!r}' if args.smc_beta is not None else ''}"
         f"{f' --smc-scheme {args.smc_scheme}' if args.smc_scheme != 'potential' else ''}"
         f"{f' --smc-generation {args.smc_generation}' if args.smc_generation != 'bin' else ''}"
+        f"{' --smc-release' if args.smc_release else ''}"
         f"{' --persist-contacts' if args.persist_contacts else ''}"
         f"{' --pivot' if args.pivot else ''}"
         f"{' --verify' if args.verify else ''}"
@@ -527,6 +537,7 @@ def cmd_markov_compare(args) -> int:
                 "scheme": args.smc_scheme,
                 **({} if args.smc_beta is None else {"beta": args.smc_beta}),
                 **({} if args.smc_generation == "bin" else {"generation": args.smc_generation}),
+                **({"release": True} if args.smc_release else {}),
                 **lift,
             },
         )

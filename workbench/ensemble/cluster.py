@@ -32,6 +32,11 @@ __all__ = ["dask_command", "local_dask_cluster"]
 LOCAL_HTTP = ["--dashboard-address", "127.0.0.1:0"]
 
 
+#: Dask's configuration variable of the workers' statistical profiler (set off for the local
+#: cluster's workers; set it so for your own cluster's workers, docs/ensembles.md).
+PROFILER_VARIABLE = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,6 +81,11 @@ def local_dask_cluster(
     # nothing in the system's temporary folder
     scratch = tempfile.mkdtemp(prefix="workbench-dask-")
     env = {**(os.environ if env is None else env), "DASK_TEMPORARY_DIRECTORY": scratch}
+    # Dask's statistical profiler samples every thread's stack each 10 ms, holding the GIL that
+    # PyBullet's steps need: off, a 2-worker random_box run took 9.4-10.4 s instead of 11.5
+    # (n = 1200, idle, 2 A/B pairs, 2026-11-27; docs/ensembles.md, "Dask"). A user's own
+    # setting wins.
+    env.setdefault(PROFILER_VARIABLE, "False")
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     procs: list[subprocess.Popen] = []
     try:
