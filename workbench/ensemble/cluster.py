@@ -82,9 +82,9 @@ def local_dask_cluster(
     scratch = tempfile.mkdtemp(prefix="workbench-dask-")
     env = {**(os.environ if env is None else env), "DASK_TEMPORARY_DIRECTORY": scratch}
     # Dask's statistical profiler samples every thread's stack each 10 ms, holding the GIL that
-    # PyBullet's steps need: off, a 2-worker random_box run took 9.4-10.4 s instead of 11.5
-    # (n = 1200, idle, 2 A/B pairs, 2026-11-27; docs/ensembles.md, "Dask"). A user's own
-    # setting wins.
+    # PyBullet's steps need: off, 2-worker random_box runs of 1200 took 2-18% less time (4 A/B
+    # pairs, idle, 2026-11-27: 11.5 s against 9.4-10.4, 11.8 against 11.2; docs/ensembles.md).
+    # A user's own setting wins.
     env.setdefault(PROFILER_VARIABLE, "False")
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     procs: list[subprocess.Popen] = []
