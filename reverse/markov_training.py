@@ -68,6 +68,8 @@ __all__ = [
     "run_throw",
     "run_throws",
     "release_test",
+    "distinct_contacts",
+    "body_kinematics",
     "train",
     "table_lift_law",
 ]
@@ -278,7 +280,6 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int, kinematics: bool = Fal
     ``recipe`` is ``(scene path, overrides tuple, dt)``; this process's engine is rebuilt
     (``resetSimulation``) for the run, so the result depends on ``(entropy, i)`` only.
     """
-    from reverse.contacts import TOUCH_TOLERANCE  # loads the engine and the scene model
 
     scene, eng, j = _engine(recipe)
     eng.rebuild()
@@ -299,11 +300,7 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int, kinematics: bool = Fal
     eng.detect_collisions()
 
     def contacts() -> tuple[int, list]:
-        pts = [pt for pt in eng.contact_points(j) if pt.distance <= TOUCH_TOLERANCE]
-        kept: list = []
-        for pt in pts:
-            if all(math.dist(pt.position_a, k.position_a) > DISTINCT_TOLERANCE for k in kept):
-                kept.append(pt)
+        kept = distinct_contacts(eng, j)
         return len(kept), kept
 
     states = np.empty(n_steps + 1, dtype=np.int8)
@@ -334,11 +331,26 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int, kinematics: bool = Fal
         q, v, w, x = (np.array([m[c] for m in motion]) for c in range(4))
         g = np.asarray(scene.gravity, dtype=float)
         up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
-        table = np.column_stack([_kinematics(q, v, w, frame.mass, frame.moments), x @ up])
+        table = np.column_stack([body_kinematics(q, v, w, frame.mass, frame.moments), x @ up])
     return ThrowResult(states, np.array(landings, dtype=float).reshape(-1, 3), table)
 
 
-def _kinematics(q_inertial, v, w, mass: float, moments) -> np.ndarray:
+def distinct_contacts(engine, body: int) -> list:
+    """The training's contact count of ``body`` (what :func:`run_throw` classifies): its points
+    within :data:`reverse.contacts.TOUCH_TOLERANCE`, a point within
+    :data:`reverse.markov.DISTINCT_TOLERANCE` of one kept before it merged into that one."""
+    from reverse.contacts import TOUCH_TOLERANCE
+
+    kept: list = []
+    for pt in engine.contact_points(body):
+        if pt.distance <= TOUCH_TOLERANCE and all(
+            math.dist(pt.position_a, k.position_a) > DISTINCT_TOLERANCE for k in kept
+        ):
+            kept.append(pt)
+    return kept
+
+
+def body_kinematics(q_inertial, v, w, mass: float, moments) -> np.ndarray:
     """Columns speed (m/s), angular speed (rad/s), kinetic energy (J) of one body, per record:
     ``½ m |v|² + ½ Σ_k I_k (Rᵀ ω)_k²`` in the principal frame ``R`` (``q_inertial``)."""
     from scipy.spatial.transform import Rotation

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reverse.markov import DISTINCT_TOLERANCE, classify
+from reverse.markov import classify
+from reverse.markov_training import body_kinematics, distinct_contacts
 from reverse.plausibility import RunRecord, compare, format_table, stream_entropy
 from reverse.verify import (
     DEFAULT_BUDGET,
@@ -156,18 +157,8 @@ def close_world() -> None:
 
 
 def _contact_state(engine, body: int) -> int:
-    """The training's count (:func:`reverse.markov_training.run_throw`): points of ``body``
-    within :data:`reverse.contacts.TOUCH_TOLERANCE`, those within
-    :data:`reverse.markov.DISTINCT_TOLERANCE` of a kept one merged."""
-    from reverse.contacts import TOUCH_TOLERANCE
-
-    kept: list = []
-    for pt in engine.contact_points(body):
-        if pt.distance <= TOUCH_TOLERANCE and all(
-            math.dist(pt.position_a, k.position_a) > DISTINCT_TOLERANCE for k in kept
-        ):
-            kept.append(pt)
-    return int(classify(len(kept)))
+    """The training's contact state of ``body`` (:func:`reverse.markov_training.run_throw`)."""
+    return int(classify(len(distinct_contacts(engine, body))))
 
 
 def record_verified(
@@ -184,8 +175,6 @@ def record_verified(
         The same run carried on to rest (:func:`reverse.verify.forward_to_rest`): bit for bit
         the refinement's forward run from ``state``.
     """
-    from scipy.spatial.transform import Rotation
-
     dt = scene.settings.dt
     n_steps = int(round(duration / dt))  # forward_to_rest's and the throws' step count
     states = np.empty(n_steps + 1, dtype=np.int8)
@@ -204,13 +193,9 @@ def record_verified(
     fwd = forward_to_rest(engine, state, [body], duration, observe)
     x, q, v, w = (np.array([m[c] for m in motion], dtype=float) for c in range(4))
     frame = engine.frames[body]
-    w_principal = Rotation.from_quat(q).inv().apply(w)
-    energy = 0.5 * frame.mass * np.einsum("ti,ti->t", v, v) + 0.5 * (w_principal**2) @ np.asarray(
-        frame.moments, dtype=float
-    )
     g = np.asarray(scene.gravity, dtype=float)
     up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
-    kin = np.column_stack([np.linalg.norm(v, axis=1), np.linalg.norm(w, axis=1), energy, x @ up])
+    kin = np.column_stack([body_kinematics(q, v, w, frame.mass, frame.moments), x @ up])
     return states, kin, fwd
 
 
