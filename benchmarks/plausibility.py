@@ -495,32 +495,12 @@ def main(argv=None) -> int:
         f"all {wall:.1f} s"
     )
     if args.out:
-        from workbench.figures.plausibility import plot_sequences, plot_statistics
+        from workbench.figures.plausibility import plot_measurement
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "plausibility.json").write_text(run.comparison.to_json(), encoding="utf-8")
-        plot_sequences(
-            [r.states for r in run.samples["forward"]],
-            [r.states for r in run.samples["backward"] if r.status == "ok"],
-            dt,
-            out / "sequences.png",
-        )
-        plot_statistics(run.comparison.values, out / "statistics.png")
-        figures = "sequences.png, statistics.png"
-        if args.verify:
-            pasts = [r.states for r in run.samples["verified_runs"] if r.status == "refined"]
-            plot_sequences(
-                [r.states for r in run.samples["forward"]],
-                pasts,
-                dt,
-                out / "verified_sequences.png",
-                titles=(
-                    f"{args.n} forward PyBullet throws",
-                    f"{len(pasts)} verified pasts: PyBullet from the refined earliest states",
-                ),
-            )
-            figures += ", verified_sequences.png"
+        figures = ", ".join(plot_measurement(run.samples, run.comparison.values, dt, out))
         print(f"wrote {out}/plausibility.json, {figures}")
     return 0
 

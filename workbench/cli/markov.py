@@ -356,7 +356,7 @@ def cmd_markov_compare(args) -> int:
     from reverse.run import check_reversible, plan_reverse_run
     from reverse.sampling import RunVariation
     from reverse.stepper import StepSettings
-    from workbench.figures.plausibility import plot_sequences, plot_statistics
+    from workbench.figures.plausibility import plot_measurement
     from workbench.scene.catalog import find_data, find_hints
 
     path, overrides, scene = load_scene_arguments(args)
@@ -554,27 +554,7 @@ def cmd_markov_compare(args) -> int:
     wall = time.perf_counter() - t0
     out.mkdir(exist_ok=True)
     (out / "plausibility.json").write_text(result.to_json(), encoding="utf-8")
-    plot_sequences(
-        [r.states for r in samples["forward"]],
-        [r.states for r in samples["backward"] if r.status == "ok"],
-        dt,
-        out / "sequences.png",
-    )
-    plot_statistics(result.values, out / "statistics.png")
-    figures = "sequences.png, statistics.png"
-    if result.verified is not None:
-        pasts = [r.states for r in samples["verified_runs"] if r.status == "refined"]
-        plot_sequences(
-            [r.states for r in samples["forward"]],
-            pasts,
-            dt,
-            out / "verified_sequences.png",
-            titles=(
-                f"{args.n} forward PyBullet throws",
-                f"{len(pasts)} verified pasts: PyBullet from the refined earliest states",
-            ),
-        )
-        figures += ", verified_sequences.png"
+    figures = ", ".join(plot_measurement(samples, result.values, dt, out))
     if not args.quiet:
         print(format_table(result))
         if result.verified is not None:

@@ -10,6 +10,7 @@ References
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 from matplotlib.colors import ListedColormap
@@ -17,7 +18,7 @@ from matplotlib.colors import ListedColormap
 from workbench.figures.files import plt, save_figure
 from workbench.figures.labels import axis_label, density_label
 
-__all__ = ["STATE_NAMES", "plot_sequences", "plot_statistics", "sort_rows"]
+__all__ = ["STATE_NAMES", "plot_measurement", "plot_sequences", "plot_statistics", "sort_rows"]
 
 #: Contact states of Fig. 9 of [1]_ (as :data:`reverse.markov.STATE_NAMES`; figures import no
 #: library module).
@@ -150,3 +151,26 @@ def plot_statistics(values: dict, out, *, labels=("forward", "forward, 2nd sampl
     fig.suptitle("Per-run statistics: forward throws and backward runs", fontsize=11)
     fig.tight_layout()
     return save_figure(fig, out, dpi=_DPI)
+
+
+def plot_measurement(samples, values, dt: float, out) -> list[str]:
+    """The figures of one comparison in folder ``out``: ``sequences.png`` (forward runs and
+    backward runs ending ``ok``), ``statistics.png`` and, when ``samples`` holds
+    ``verified_runs``, ``verified_sequences.png`` (forward runs and the refined pasts). Returns
+    the file names written. ``samples``, ``values``: :class:`reverse.plausibility.Measurement`'s
+    samples and its comparison's values."""
+    out = Path(out)
+    forward = [r.states for r in samples["forward"]]
+    backward = [r.states for r in samples["backward"] if r.status == "ok"]
+    plot_sequences(forward, backward, dt, out / "sequences.png")
+    plot_statistics(values, out / "statistics.png")
+    names = ["sequences.png", "statistics.png"]
+    if samples.get("verified_runs") is not None:
+        pasts = [r.states for r in samples["verified_runs"] if r.status == "refined"]
+        titles = (
+            f"{len(forward)} forward PyBullet throws",
+            f"{len(pasts)} verified pasts: PyBullet from the refined earliest states",
+        )
+        plot_sequences(forward, pasts, dt, out / "verified_sequences.png", titles=titles)
+        names.append("verified_sequences.png")
+    return names
