@@ -26,11 +26,20 @@ Usage::
         --smc-beta 0.3 --hints none --landing-delta 0.2       # slow landings stick
     python benchmarks/plausibility.py --table markov_block_energy --smc --hints none --verify
                                         # and the forward-verified pasts of those runs
+    python benchmarks/plausibility.py --table markov_block_semi --conditioned
+                                        # and conditioned forward pasts (not backward)
 
 With ``--verify`` a second table compares the backward runs' *forward-verified pasts* with the
 throws (:mod:`reverse.verified_pasts`: each earliest state refined until PyBullet rests at the
 run's final pose, PyBullet's motion from it recorded as a throw, unrefined runs left out and
 counted), with the verification's share refined, PyBullet runs and seconds per run.
+
+With ``--conditioned`` another table compares *conditioned forward pasts* with the throws
+(:mod:`reverse.conditioned_pasts`, ``workbench reverse --conditioned``: throws resting on the
+final face at the end of the duration, carried onto the final pose by the flat ground's symmetry
+and confirmed by PyBullet). Each compared sample ends with an acceptance line: the largest
+distance ratio, the flight share against forward's, the classifier's accuracy and the share of
+earliest states faster than every throw, against the issue's targets.
 """
 
 from __future__ import annotations
@@ -134,7 +143,7 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
     (with its square, as the full test), and on all but it; plus two features the test does not
     see (time to first contact, earliest height), alone. Folds from SeedSequence(seed,
     spawn_key=(5, j)) (the comparison's streams are 0-3)."""
-    from reverse.plausibility import run_features, run_statistics
+    from reverse.plausibility import RunRecord, run_features, run_statistics
     from uncertainty.two_sample import classifier_accuracy
 
     def accuracy(a, b, key: int) -> float:
@@ -146,6 +155,10 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
     samples = {"backward": run.samples["backward"]}
     if "verified_runs" in run.samples:
         samples["verified"] = [r for r in _verified_records(run) if r.status == "ok"]
+    if "conditioned_runs" in run.samples:
+        samples["conditioned"] = [
+            RunRecord(r.states, r.kinematics) for r in run.samples["conditioned_runs"]
+        ]
     fwd = run.samples["forward"]
     fa = run_features(run_statistics(fwd, dt))
     extra_f = (_first_contact(fwd, dt), _earliest_height(fwd, body))
@@ -233,6 +246,8 @@ def _release_check(run, recipe) -> str:
     if "verified_runs" in run.samples:
         starts["verified"] = [r.earliest[body] for r in run.samples["verified_runs"]
                               if r.earliest is not None]  # fmt: skip
+    if "conditioned_runs" in run.samples:
+        starts["conditioned"] = [r.earliest[body] for r in run.samples["conditioned_runs"]]
     out = []
     for name, rows in starts.items():
         x = np.array(rows).reshape(-1, 13)
@@ -263,6 +278,82 @@ def _verified_records(run):
         else RunRecord(np.zeros(0, np.int8), np.zeros((0, 3)), r.status)
         for r in run.samples["verified_runs"]
     ]  # fmt: skip
+
+
+def _selected_throws(run, dt: float, seed: int) -> str:
+    """The kept conditioned pasts' own throws (before the carry and the refinement) against the
+    throws: forward runs, only selected by the condition (at rest on the final face at the end
+    of the duration). What they show apart from the throws is the conditioning's doing, which
+    no past of this final pose can avoid; what the confirmed pasts show beyond it is the carry's
+    and the refinement's."""
+    from reverse.plausibility import RunRecord, compare, stream_entropy
+
+    selected = [
+        RunRecord(r.throw_states, r.throw_kinematics) for r in run.samples["conditioned_runs"]
+    ]
+    c = compare(run.samples["forward"], run.samples["forward2"], selected, dt,
+                classifier_entropy=stream_entropy(seed, "classifier"))  # fmt: skip
+    ratios = ", ".join(f"{r['key']} {r['ratio']:.3g}" for r in c.rows if r["ratio"] is not None)
+    return (
+        "the kept pasts' own throws (selected by the condition, before the carry) vs forward: "
+        f"classifier {c.classifier.accuracy:.3g}; ratios to the floor: {ratios}\n"
+        + _acceptance(c, "selected throws")
+    )
+
+
+def _pose_reference(run, path, dt: float, duration: float, seed: int, workers: int) -> str:
+    """The measure against forward runs *that end at the final pose*: two samples of throws
+    selected by the condition (reverse.conditioned_pasts with confirm=False; streams
+    SeedSequence(seed, spawn_key=(6,)) and (7,)) as the reference and its floor, against which
+    the conditioned pasts and the backward runs are compared. Every past of this pose ends
+    there, so these are the forward runs a past should look like; the issue's measure (against
+    all throws) also counts what ending at the pose does to the statistics."""
+    from reverse.conditioned_pasts import conditioned_pasts
+    from reverse.plausibility import RunRecord, compare, format_table, stream_entropy
+
+    n = len(run.samples["forward"])
+    key = ("training", (str(path), (), float(dt)))
+    ref = []
+    t0 = time.perf_counter()
+    for k in (6, 7):
+        word = np.random.SeedSequence(seed, spawn_key=(k,)).generate_state(1, np.uint64)[0]
+        kept, tried = conditioned_pasts(key, n, int(word), duration=duration, confirm=False,
+                                        workers=workers)  # fmt: skip
+        ref.append([RunRecord(r.states, r.kinematics) for r in kept])
+    seconds = time.perf_counter() - t0
+    cond = [RunRecord(r.states, r.kinematics) for r in run.samples["conditioned_runs"]]
+    entropy = stream_entropy(seed, "classifier")
+    c = compare(ref[0], ref[1], cond, dt, classifier_entropy=entropy)
+    b = compare(ref[0], ref[1], run.samples["backward"], dt, classifier_entropy=entropy)
+    return "\n".join([
+        f"against forward runs that end at the final pose ({len(ref[0])} + {len(ref[1])} throws "
+        f"at rest on its face at the end of the duration, {seconds:.1f} s; columns fwd / fwd2: "
+        "those two samples)",
+        format_table(c, "conditioned"),
+        _acceptance(c, "conditioned vs pose-ending throws"),
+        _acceptance(b, "backward vs pose-ending throws"),
+    ])  # fmt: skip
+
+
+def _acceptance(c, name: str) -> str:
+    """Issue 15's acceptance for one compared sample: every distance at most 2x its floor, the
+    flight share within 0.05 of forward's, the classifier at most 0.65 (moonshot 0.55), no
+    earliest state faster than every throw."""
+    rows = [r for r in c.rows if r["ratio"] is not None and np.isfinite(r["ratio"])]
+    worst = max(rows, key=lambda r: r["ratio"])
+    flight = next(r for r in c.rows if r["key"] == "share_free")
+    df = abs(flight["mean_backward"] - flight["mean_forward"])
+    acc = c.classifier.accuracy
+    fast = c.speed_range["backward_faster_share"]
+    verdict = lambda ok: "met" if ok else "NOT met"  # noqa: E731
+    return (
+        f"acceptance, {name}: largest ratio {worst['ratio']:.3g} ({worst['label']}; target <= 2: "
+        f"{verdict(worst['ratio'] <= 2.0)}); flight share {flight['mean_backward']:.3g} vs "
+        f"{flight['mean_forward']:.3g} (|diff| {df:.3g}; target <= 0.05: {verdict(df <= 0.05)}); "
+        f"classifier {acc:.3g} (target <= 0.65: {verdict(acc <= 0.65)}; moonshot 0.55: "
+        f"{verdict(acc <= 0.55)}); earliest faster than every throw {fast:.3g} (target 0: "
+        f"{verdict(fast == 0)})"
+    )
 
 
 def main(argv=None) -> int:
@@ -345,10 +436,17 @@ def main(argv=None) -> int:
         "(reverse/verified_pasts.py)",
     )
     ap.add_argument(
+        "--conditioned",
+        action="store_true",
+        help="also compare conditioned forward pasts with the throws "
+        "(reverse/conditioned_pasts.py; not the backward stepper)",
+    )
+    ap.add_argument(
         "--verify-budget",
         type=int,
         metavar="N",
-        help="with --verify: most PyBullet runs of one refinement (default: reverse/verify.py's)",
+        help="with --verify or --conditioned: most PyBullet runs of one refinement (default: "
+        "reverse/verify.py's)",
     )
     ap.add_argument(
         "--per-feature",
@@ -357,8 +455,8 @@ def main(argv=None) -> int:
         "runs and (with --verify) the verified pasts: which features tell them from throws",
     )
     args = ap.parse_args(argv)
-    if args.verify_budget is not None and not args.verify:
-        print("--verify-budget: needs --verify", file=sys.stderr)
+    if args.verify_budget is not None and not (args.verify or args.conditioned):
+        print("--verify-budget: needs --verify or --conditioned", file=sys.stderr)
         return 2
     if args.verify_budget is not None and args.verify_budget < 1:
         print(f"--verify-budget: expected at least 1, got {args.verify_budget}", file=sys.stderr)
@@ -466,9 +564,19 @@ def main(argv=None) -> int:
             run, path, verify_settings(**budget), seed=args.seed, dt=dt, duration=duration,
             workers=args.workers,
         )  # fmt: skip
+    if args.conditioned:
+        from reverse.conditioned_pasts import CONDITIONED_BUDGET, measure_conditioned
+        from reverse.verified_pasts import verify_settings
+
+        budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
+        measure_conditioned(
+            run, path, verify_settings(budget), seed=args.seed, dt=dt, duration=duration,
+            workers=args.workers,
+        )  # fmt: skip
     wall = time.perf_counter() - t0
     print(format_table(run.comparison))
     print(_doc_distances(run.comparison, duration))
+    print(_acceptance(run.comparison, "backward"))
     if "smc" in run.comparison.counts:
         f = run.comparison.counts["smc"]
         print(
@@ -483,12 +591,24 @@ def main(argv=None) -> int:
 
         print(format_verified(run.comparison, run.seconds))
         print(_doc_distances(run.comparison.verified, duration).replace("backward", "verified"))
+        print(_acceptance(run.comparison.verified, "verified"))
+    if args.conditioned:
+        from reverse.conditioned_pasts import format_conditioned
+
+        c = run.comparison.conditioned
+        print(format_conditioned(run.comparison, run.seconds))
+        print(_doc_distances(c, duration).replace("backward", "conditioned"))
+        print(_acceptance(c, "conditioned"))
+        print(_selected_throws(run, dt, args.seed))
+        print(_pose_reference(run, path, dt, duration, args.seed, args.workers))
     if args.per_feature:
         body_index = next(k for k, b in enumerate(scene.bodies) if not b.fixed)
         print(_per_feature(run, args.seed, dt, body_index))
         print(_release_check(run, (str(path), (), float(dt))))
     s = run.seconds
     verified = f", verification {s['verify']:.1f} s" if args.verify else ""
+    if args.conditioned:
+        verified += f", conditioned pasts {s['conditioned']:.1f} s"
     print(
         f"wall time: forward {s['forward']:.1f} s ({2 * args.n} throws), backward "
         f"{s['backward']:.1f} s ({args.n} runs), statistics {s['statistics']:.1f} s{verified}; "

@@ -36,6 +36,13 @@ from the refined state recorded as a throw; runs not refined are left out and co
 measures what a user of ``workbench reverse --verify`` holds, not the backward stepper: the
 backward rows are unchanged.
 
+With ``markov compare --conditioned`` (:func:`reverse.conditioned_pasts.measure_conditioned`)
+another sample, *conditioned forward pasts*, is compared with the throws in a table of its own
+(:attr:`Comparison.conditioned`): throws of stream ``k = 4`` kept when they rest on the final
+pose's face by the end of the duration, carried onto the final pose by the flat ground's
+symmetry and confirmed by PyBullet. It measures ``workbench reverse --conditioned``, a sampler
+that does not use the backward stepper.
+
 References
 ----------
 .. [1] Twigg & James, Backward Steps in Rigid Body Simulation, ACM TOG 27(3) 25 (SIGGRAPH 2008).
@@ -122,7 +129,7 @@ _HEAVY_TAILED = (
 _FEATURE_CAP = 1e300
 
 #: Spawn keys of the streams of one comparison (:func:`stream_entropy`).
-_STREAMS = {"forward": 0, "forward2": 1, "backward": 2, "classifier": 3}
+_STREAMS = {"forward": 0, "forward2": 1, "backward": 2, "classifier": 3, "conditioned": 4}
 
 
 @dataclass
@@ -433,6 +440,9 @@ class Comparison:
     verified : Comparison, optional
         Forward vs the verified pasts (module docstring; its ``backward`` is that sample and its
         ``counts["verify"]`` the verification's outcome), under ``"verified"`` in the JSON.
+    conditioned : Comparison, optional
+        Forward vs the conditioned forward pasts (:mod:`reverse.conditioned_pasts`; its
+        ``counts["conditioned"]`` what the sample took), under ``"conditioned"`` in the JSON.
     """
 
     rows: list[dict]
@@ -443,6 +453,7 @@ class Comparison:
     meta: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)
     verified: Comparison | None = None
+    conditioned: Comparison | None = None
 
     def to_dict(self) -> dict:
         def clean(x):
@@ -467,6 +478,8 @@ class Comparison:
         }
         if self.verified is not None:  # only with --verify: the file is otherwise unchanged
             out["verified"] = self.verified.to_dict()
+        if self.conditioned is not None:  # only with --conditioned
+            out["conditioned"] = self.conditioned.to_dict()
         return clean(out)
 
     def to_json(self) -> str:

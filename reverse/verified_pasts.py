@@ -48,6 +48,7 @@ from reverse.verify import (
     DEFAULT_BUDGET,
     DEFAULT_RADIUS,
     DEFAULT_TOLERANCE,
+    SETTLE_TIME,
     ForwardResult,
     forward_to_rest,
     pose_residual,
@@ -162,8 +163,14 @@ def _contact_state(engine, body: int) -> int:
 
 
 def record_verified(
-    engine, scene, body: int, state: State, duration: float
-) -> tuple[np.ndarray, np.ndarray, ForwardResult]:
+    engine,
+    scene,
+    body: int,
+    state: State,
+    duration: float,
+    trajectory: bool = False,
+    settle: float = SETTLE_TIME,
+) -> tuple[np.ndarray, np.ndarray, ForwardResult, np.ndarray | None]:
     """PyBullet's motion from ``state`` recorded as a throw (module docstring).
 
     Returns
@@ -172,31 +179,46 @@ def record_verified(
     kinematics : ndarray, shape (n_steps + 1, 4)
         Speed (m/s), spin (rad/s), kinetic energy (J), height of the centre of mass (m).
     forward : ForwardResult
-        The same run carried on to rest (:func:`reverse.verify.forward_to_rest`): bit for bit
-        the refinement's forward run from ``state``.
+        The same run carried on to rest (:func:`reverse.verify.forward_to_rest`, at most
+        ``settle`` s after ``duration``): bit for bit the refinement's forward run from
+        ``state`` with the same ``settle``.
+    trajectory : ndarray, shape (n_steps + 1, n_bodies, 13), or None
+        With ``trajectory``: every body's position, body-frame quaternion (x, y, z, w), linear
+        and angular velocity per record (:meth:`workbench.sim.engine.Engine.state`).
     """
     dt = scene.settings.dt
     n_steps = int(round(duration / dt))  # forward_to_rest's and the throws' step count
     states = np.empty(n_steps + 1, dtype=np.int8)
     motion = [None] * (n_steps + 1)  # read_body: x, q of the principal frame, v, ω
+    poses = [None] * (n_steps + 1) if trajectory else None
+
+    def pose() -> np.ndarray:
+        st = engine.state()
+        fields = (st.position, st.orientation, st.linear_velocity, st.angular_velocity)
+        return np.concatenate(fields, axis=1)
+
     # the first record as a throw's: a fresh detection at the earliest state. Its own world:
     # a detection before the first step would change the manifolds the forward run steps with
     engine.rebuild()
     engine.set_state(state)
     engine.detect_collisions()
     states[0], motion[0] = _contact_state(engine, body), engine.read_body(body)
+    if poses is not None:
+        poses[0] = pose()
 
     def observe(k: int) -> None:
         if k <= n_steps:  # reads only: the run stays the refinement's, bit for bit
             states[k], motion[k] = _contact_state(engine, body), engine.read_body(body)
+            if poses is not None:
+                poses[k] = pose()
 
-    fwd = forward_to_rest(engine, state, [body], duration, observe)
+    fwd = forward_to_rest(engine, state, [body], duration, observe, settle=settle)
     x, q, v, w = (np.array([m[c] for m in motion], dtype=float) for c in range(4))
     frame = engine.frames[body]
     g = np.asarray(scene.gravity, dtype=float)
     up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
     kin = np.column_stack([body_kinematics(q, v, w, frame.mass, frame.moments), x @ up])
-    return states, kin, fwd
+    return states, kin, fwd, (np.stack(poses) if poses is not None else None)
 
 
 def verified_task(recipe, settings: dict, entropy: int, item) -> VerifiedRun:
@@ -234,7 +256,7 @@ def verified_task(recipe, settings: dict, entropy: int, item) -> VerifiedRun:
     if out.status == "refined":
         s = out.state
         best = State(s[:, :3], s[:, 3:7], s[:, 7:10], s[:, 10:13])
-        res.states, res.kinematics, fwd = record_verified(engine, scene, body, best, duration)
+        res.states, res.kinematics, fwd, _ = record_verified(engine, scene, body, best, duration)
         res.earliest = s
         final = ends[1]
         dp, da = pose_residual(fwd.position, fwd.orientation, final[[body], :3], final[[body], 3:7])

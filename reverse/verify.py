@@ -262,9 +262,11 @@ def forward_to_rest(
     moving: list[int],
     duration: float,
     observe: Callable[[int], None] | None = None,
+    settle: float = SETTLE_TIME,
 ) -> ForwardResult:
     """Run ``engine`` (rebuilt here) forward from ``state`` for ``duration`` s and then until the
-    moving bodies rest (module docstring), at most :data:`SETTLE_TIME` more.
+    moving bodies rest (module docstring), at most ``settle`` s more (0: the bodies must be at
+    rest, held :data:`REST_HOLD`, at the end of ``duration``).
 
     ``observe(k)``, if given, is called after step ``k`` (1, 2, …) before anything else reads
     the engine; it must only read (contact points, poses): the run is then the same bits as
@@ -276,7 +278,7 @@ def forward_to_rest(
     advance = engine.stepper()
     read_v = engine.velocity_reader(moving)
     n_min = int(round(duration / dt))
-    n_max = n_min + int(math.ceil(SETTLE_TIME / dt))
+    n_max = n_min + int(math.ceil(settle / dt))
     hold = max(1, int(math.ceil(REST_HOLD / dt)))
     quiet, k = 0, 0
     while k < n_max:
@@ -552,6 +554,7 @@ def verify_in(
     earliest = State(first[:, :3], first[:, 3:7], first[:, 7:10], first[:, 10:13])
     final = State(last[:, :3], last[:, 3:7], last[:, 7:10], last[:, 10:13])
     tolerance, radius, budget = settings["tolerance"], settings["radius"], settings["budget"]
+    settle = settings.get("settle", SETTLE_TIME)  # conditioned pasts: 0, rest by the duration
     try:
         scene, engine = world()
         moving = [k for k, b in enumerate(scene.bodies) if not b.fixed]
@@ -561,7 +564,7 @@ def verify_in(
 
         def evaluate(state: State) -> ForwardResult:
             counter[0] += 1
-            return forward_to_rest(engine, state, moving, duration)
+            return forward_to_rest(engine, state, moving, duration, settle=settle)
 
         best, fwd, runs, (dp0, da0) = refine_earliest(
             evaluate, earliest, final, moving, up, verify_rng(entropy, index),

@@ -71,7 +71,7 @@ def test_a_throw_replayed_from_its_first_record_is_recorded_as_the_throw():
             t.linear_velocity,
             t.angular_velocity,
         )
-        states, kin, fwd = record_verified(engine, scene, body, State(pos, q, v, w), 0.5)
+        states, kin, fwd, _ = record_verified(engine, scene, body, State(pos, q, v, w), 0.5)
     finally:
         close_world()
     assert states.shape == throw.states.shape == (121,)
@@ -97,7 +97,7 @@ def test_recording_does_not_change_the_forward_run():
         v[body], w[body] = (1.0, 0.5, -2.0), (3.0, -4.0, 6.0)
         start = State(x, q, v, w)
         plain = forward_to_rest(engine, start, [body], 1.0)
-        _, _, recorded = record_verified(engine, scene, body, start, 1.0)
+        _, _, recorded, _ = record_verified(engine, scene, body, start, 1.0)
     finally:
         close_world()
     np.testing.assert_array_equal(plain.position, recorded.position)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reverse.conditioned_pasts import CONDITIONED_BUDGET
 from reverse.markov import KINDS, STATE_NAMES
 from reverse.markov_training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
 from reverse.smc import GENERATIONS as SMC_GENERATIONS
@@ -65,6 +66,12 @@ and 5 deg of the run's final pose, and PyBullet's motion from it recorded as a t
 refined are left out and counted. It measures the pasts a user of --verify gets, not the
 backward runs, whose table is unchanged.
 
+--conditioned adds a table "conditioned forward pasts vs forward": N pasts sampled forward, not
+by the backward stepper (workbench reverse --conditioned): throws of their own stream kept when
+they rest on the final pose's face at the end of the duration, carried onto the final pose by
+the flat ground's symmetry (a turn about the vertical and a shift), and refined as --verify
+refines until PyBullet confirms them. For a single body resting on a flat ground.
+
 --seed S gives each sample its own stream (SeedSequence(S, spawn_key=(k,))) and each run its own
 below that: the numbers and files are identical whatever --workers.
 
@@ -85,6 +92,8 @@ examples:
       --smc-beta 0.3 --lift-cache lift_cache -n 200 --seed 1 --workers 2 -o block_lift
   workbench markov compare markov_block --table markov_block_energy --smc --verify -n 200 \\
       --seed 1 --workers 2 -o block_verified
+  workbench markov compare markov_block --table markov_block_semi --conditioned -n 200 \\
+      --seed 1 --workers 2 -o block_conditioned
 """
 
 TRAIN_DESCRIPTION = """\
@@ -255,11 +264,19 @@ def add_markov_parser(sub) -> None:
         "unrefined runs left out and counted)",
     )
     cp.add_argument(
+        "--conditioned",
+        action="store_true",
+        help="also compare conditioned forward pasts with the throws (workbench reverse "
+        "--conditioned: throws resting on the final face, carried onto the final pose and "
+        "confirmed by PyBullet; a table of its own)",
+    )
+    cp.add_argument(
         "--verify-budget",
         type=int,
         default=None,
         metavar="N",
-        help=f"with --verify: most PyBullet runs of one refinement (default {VERIFY_BUDGET})",
+        help="with --verify or --conditioned: most PyBullet runs of one refinement "
+        f"(default {VERIFY_BUDGET}; with --conditioned {CONDITIONED_BUDGET})",
     )
     cp.add_argument(
         "--bins",
@@ -409,9 +426,9 @@ def cmd_markov_compare(args) -> int:
         )
     if args.pivot and not args.smc:
         raise SceneError("--pivot", "", "needs --smc (the sampled runs take no such option)")
-    if args.verify_budget is not None and not args.verify:
-        raise SceneError("--verify-budget", "", "needs --verify")
-    if args.verify:
+    if args.verify_budget is not None and not (args.verify or args.conditioned):
+        raise SceneError("--verify-budget", "", "needs --verify or --conditioned")
+    if args.verify or args.conditioned:
         check_count("--verify-budget", VERIFY_BUDGET if args.verify_budget is None
                     else args.verify_budget, "PyBullet run")  # fmt: skip
     if args.lift_cache is not None and not args.smc_scheme.startswith("lift"):
@@ -495,6 +512,7 @@ def cmd_markov_compare(args) -> int:
         f"{' --persist-contacts' if args.persist_contacts else ''}"
         f"{' --pivot' if args.pivot else ''}"
         f"{' --verify' if args.verify else ''}"
+        f"{' --conditioned' if args.conditioned else ''}"
         f"{f' --verify-budget {args.verify_budget}' if args.verify_budget is not None else ''}"
     )
     meta = {
@@ -511,7 +529,8 @@ def cmd_markov_compare(args) -> int:
         "hints": hints_text,
         "reverse_settings": repr(settings),
     }
-    parts = 4 if args.verify else 3  # the verification: one more pass over the backward runs
+    # the verification and the conditioned pasts: one more pass of n runs each
+    parts = 3 + int(args.verify) + int(args.conditioned)
     with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as bar:
         advance = None if bar is None else (lambda done, _total: bar(done, parts * args.n))
         run = measure(
@@ -548,7 +567,19 @@ def cmd_markov_compare(args) -> int:
             measure_verified(
                 run, path, verify_settings(budget), seed=entropy, dt=dt, duration=duration,
                 overrides=tuple(overrides), workers=args.workers, bins=args.bins,
-                progress=None if bar is None else (lambda k, _t: bar(3 * args.n + k, 4 * args.n)),
+                progress=None if bar is None
+                else (lambda k, _t: bar(3 * args.n + k, parts * args.n)),
+            )  # fmt: skip
+        if args.conditioned:
+            from reverse.conditioned_pasts import measure_conditioned
+            from reverse.verified_pasts import verify_settings
+
+            budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
+            first = (3 + int(args.verify)) * args.n
+            measure_conditioned(
+                run, path, verify_settings(budget), seed=entropy, dt=dt, duration=duration,
+                overrides=tuple(overrides), workers=args.workers, bins=args.bins,
+                progress=None if bar is None else (lambda k, _t: bar(first + k, parts * args.n)),
             )  # fmt: skip
     result, samples = run.comparison, run.samples
     wall = time.perf_counter() - t0
@@ -561,6 +592,10 @@ def cmd_markov_compare(args) -> int:
             from reverse.verified_pasts import format_verified
 
             print(format_verified(result, run.seconds))
+        if result.conditioned is not None:
+            from reverse.conditioned_pasts import format_conditioned
+
+            print(format_conditioned(result, run.seconds))
         print(
             f"wrote {out}/plausibility.json, {figures}: 3 x {args.n} runs "
             f"of {duration:g} s at dt = {dt:.6g} s in {wall:.1f} s, seed {entropy}"

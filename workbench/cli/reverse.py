@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from reverse import run as reverse_run
+from reverse.conditioned_pasts import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST
 from reverse.hints import (
     late_hints,
     load_hint_distribution,
@@ -38,6 +39,7 @@ from workbench.cli.common import (
     parse_overrides,
     progress_bar,
 )
+from workbench.cli.reverse_conditioned import check_conditioned_options, run_conditioned
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
 from workbench.scene.catalog import find_data, find_hints
@@ -98,6 +100,22 @@ over --workers. Per run, /verify/outcomes holds the status (refined / not refine
 residual position (m) and angle (deg), the PyBullet runs it took, and /verify/earliest the
 refined earliest state; the trajectory itself stays the reverse run's.
 
+--conditioned K samples K pasts forward instead of stepping backward, for a scene whose one
+moving body rests, in the scene's state, on a flat ground (a plane or a fixed box): throws of the
+training's throw law (`workbench markov train`; throw i draws from SeedSequence(seed,
+spawn_key=(i,))) are kept when PyBullet brings them to rest by the end of --duration on the face
+the final pose rests on; the turn about the vertical and the horizontal shift that carry the rest
+pose onto the final one carry the whole throw, and its release is refined as --verify refines an
+earliest state (--verify-budget, --verify-tolerance, --verify-radius) until PyBullet, played
+forward from it, rests within the tolerance of the final pose by the end of --duration. The
+realizations are PyBullet's own motions from the refined releases, earliest state first: the
+first K confirmed in throw order, the same bits for any --workers. At most --max-throws throws
+are tried (default 20 K); /conditioned/outcomes holds one row per throw (status, residuals,
+PyBullet runs); fewer than K pasts are written, marked (attribute conditioned_complete = 0), and
+end with exit status 1. It does not use the backward stepper and takes none of its options
+(--markov, --hints, --samples, --verify, the plausibility controls); stacks, several moving
+bodies and final states in motion need the backward stepper.
+
 --then-forward T appends T seconds of PyBullet forward simulation from the scene's state, so an
 intermediate frame becomes one trajectory: the reverse run leading to it, then the forward run
 from it (the CRASH example of §5).
@@ -121,6 +139,7 @@ examples:
       --hints slides.hints.yaml --workers 2 --seed 1 -o block_pasts.h5
   workbench reverse markov_block --markov markov_block --samples 50 --keep 5 --workers 2 \\
       --seed 1 --verify -o verified_pasts.h5
+  workbench reverse markov_block --conditioned 20 --seed 1 --workers 2 -o pasts.h5
   workbench reverse spelling_balls --hints script --duration 3 \\
       --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
 """
@@ -151,8 +170,8 @@ def add_reverse_parser(sub) -> None:
         "--seed",
         type=int,
         help="seed for the orientation of the friction pyramids of unhinted contacts "
-        "(default: a fixed world-aligned choice) and for the --markov draws; with --samples, "
-        "the entropy of all runs (default: fresh, stored in the file)",
+        "(default: a fixed world-aligned choice) and for the --markov draws; with --samples "
+        "or --conditioned, the entropy of all runs (default: fresh, stored in the file)",
     )
     rv.add_argument(
         "--markov",
@@ -241,15 +260,36 @@ def add_reverse_parser(sub) -> None:
         "energy)",
     )
     m.add_argument(
-        "--workers", type=int, default=1, metavar="W", help="worker processes for --samples (1)"
+        "--workers",
+        type=int,
+        default=1,
+        metavar="W",
+        help="worker processes for --samples or --conditioned (1)",
     )
-    m.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address for --samples")
+    m.add_argument(
+        "--scheduler", metavar="ADDR", help="Dask scheduler address for --samples or --conditioned"
+    )
     m.add_argument(
         "--heading",
         choices=("scene", "random"),
         default="scene",
         help="with --samples: keep the scene's heading (default) or turn the moving bodies by a "
         "random angle about the vertical in each run",
+    )
+    c = rv.add_argument_group("conditioned forward pasts (one body at rest on a flat ground)")
+    c.add_argument(
+        "--conditioned",
+        type=int,
+        metavar="K",
+        help="sample K pasts forward: throws resting on the final pose's face at the end of "
+        "--duration, carried onto the final pose and refined until PyBullet rests there (not "
+        "the backward stepper; --workers, --seed and the --verify-* settings apply)",
+    )
+    c.add_argument(
+        "--max-throws",
+        type=int,
+        metavar="N",
+        help=f"with --conditioned: most throws to try ({MAX_THROWS_PER_PAST} K)",
     )
     v = rv.add_argument_group("forward verification by PyBullet")
     v.add_argument(
@@ -261,9 +301,10 @@ def add_reverse_parser(sub) -> None:
     v.add_argument(
         "--verify-budget",
         type=int,
-        default=DEFAULT_BUDGET,
+        default=None,
         metavar="N",
-        help=f"most PyBullet forward runs per run ({DEFAULT_BUDGET})",
+        help=f"most PyBullet forward runs per run ({DEFAULT_BUDGET}; with --conditioned "
+        f"{CONDITIONED_BUDGET}: new throws are cheaper than a long search)",
     )
     v.add_argument(
         "--verify-tolerance",
@@ -311,6 +352,10 @@ def cmd_reverse(args) -> int:
     check_positive("slip-damping", args.slip_damping, allow_zero=True, finite=False)
     if args.seed is not None and args.seed < 0:
         raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
+    if args.conditioned is not None:
+        check_conditioned_options(args)
+    elif args.max_throws is not None:
+        raise SceneError("--max-throws", "", "needs --conditioned")
     if args.samples is not None:
         if args.samples < 1:
             raise SceneError("--samples", "", f"expected at least 1, got {args.samples}")
@@ -324,10 +369,14 @@ def cmd_reverse(args) -> int:
         raise SceneError("--heading", "", "a random heading needs --samples")
     args.verify_tolerance = _pair("--verify-tolerance", args.verify_tolerance)
     args.verify_radius = _pair("--verify-radius", args.verify_radius)
+    if args.verify_budget is None:
+        args.verify_budget = CONDITIONED_BUDGET if args.conditioned is not None else DEFAULT_BUDGET
     if args.verify_budget < 1:
         raise SceneError("--verify-budget", "", f"expected at least 1, got {args.verify_budget}")
     if args.verify and args.then_forward:
         raise SceneError("--verify", "", "cannot be combined with --then-forward")
+    if args.conditioned is not None:
+        return run_conditioned(args, path, overrides, scene)
     dt = args.dt or scene.settings.dt
     _check_size(args, scene, dt)
     variation = None

@@ -156,9 +156,10 @@ def plot_statistics(values: dict, out, *, labels=("forward", "forward, 2nd sampl
 def plot_measurement(samples, values, dt: float, out) -> list[str]:
     """The figures of one comparison in folder ``out``: ``sequences.png`` (forward runs and
     backward runs ending ``ok``), ``statistics.png`` and, when ``samples`` holds
-    ``verified_runs``, ``verified_sequences.png`` (forward runs and the refined pasts). Returns
-    the file names written. ``samples``, ``values``: :class:`reverse.plausibility.Measurement`'s
-    samples and its comparison's values."""
+    ``verified_runs``, ``verified_sequences.png`` (forward runs and the refined pasts), and
+    when it holds ``conditioned_runs``, ``conditioned_sequences.png`` (forward runs and the
+    conditioned forward pasts). Returns the file names written. ``samples``, ``values``:
+    :class:`reverse.plausibility.Measurement`'s samples and its comparison's values."""
     out = Path(out)
     forward = [r.states for r in samples["forward"]]
     backward = [r.states for r in samples["backward"] if r.status == "ok"]
@@ -173,4 +174,12 @@ def plot_measurement(samples, values, dt: float, out) -> list[str]:
         )
         plot_sequences(forward, pasts, dt, out / "verified_sequences.png", titles=titles)
         names.append("verified_sequences.png")
+    if samples.get("conditioned_runs") is not None:
+        pasts = [r.states for r in samples["conditioned_runs"]]
+        titles = (
+            f"{len(forward)} forward PyBullet throws",
+            f"{len(pasts)} conditioned forward pasts: throws resting on the final face, confirmed",
+        )
+        plot_sequences(forward, pasts, dt, out / "conditioned_sequences.png", titles=titles)
+        names.append("conditioned_sequences.png")
     return names

@@ -1,0 +1,365 @@
+"""``workbench reverse --conditioned K``: pasts sampled forward for a scene whose one moving body
+rests on a flat ground (thin: checks, the file and the summary; the work is
+:func:`reverse.conditioned_pasts.conditioned_pasts`). The realizations follow the reverse runs'
+conventions (:func:`reverse.run.run_reverse`), so `workbench replay` and `inspect` read them as
+they read a ``--samples`` file."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from reverse.conditioned_pasts import MAX_THROWS_PER_PAST
+from reverse.run import plan_reverse_run
+from workbench.cli.common import progress_bar
+from workbench.ensemble.run import SceneRef
+from workbench.errors import SceneError
+from workbench.scene.loader import scene_to_json
+from workbench.store import StoreSchema, TrajectoryStore
+
+__all__ = ["CONDITIONED_DTYPE", "check_conditioned_options", "run_conditioned"]
+
+#: Options of the backward stepper and of --samples that --conditioned refuses (it runs PyBullet
+#: forward: :mod:`reverse.conditioned_pasts`), with the value that means "not given".
+_BACKWARD_ONLY = (
+    ("samples", "--samples", None),
+    ("markov", "--markov", None),
+    ("then_forward", "--then-forward", None),
+    ("verify", "--verify", False),
+    ("hints", "--hints", None),
+    ("keep", "--keep", 1),
+    ("rank", "--rank", "energy"),
+    ("heading", "--heading", "scene"),
+    ("energy_limit", "--energy-limit", None),
+    ("on_energy", "--on-energy", "stop"),
+    ("restitution_blend", "--restitution-blend", 0.0),
+    ("angular_damping", "--angular-damping", 0.0),
+    ("linear_damping", "--linear-damping", 0.0),
+    ("slip_damping", "--slip-damping", 0.0),
+    ("attract", "--attract", False),
+    ("joint_unit_restitution", "--joint-unit-restitution", False),
+    ("free_to_bounce", "--no-free-to-bounce", True),
+    ("persist_contacts", "--persist-contacts", False),
+)
+
+#: One row per throw tried in ``/conditioned/outcomes`` (no wall times: identical inputs give
+#: identical bytes, docs/hdf5.md), in throw order.
+CONDITIONED_DTYPE = np.dtype(
+    [
+        ("throw", "i8"),
+        ("realization", "i8"),
+        ("status", "S12"),
+        ("carry_position", "f8"),
+        ("carry_angle", "f8"),
+        ("residual_position", "f8"),
+        ("residual_angle", "f8"),
+        ("pybullet_runs", "i8"),
+        ("rest_time", "f8"),
+        ("message", "S120"),
+    ]
+)
+
+#: Units and descriptions of the :data:`CONDITIONED_DTYPE` fields, for the file.
+_CONDITIONED_FIELDS = {
+    "throw": ("1", "throw index: its draws SeedSequence(seed_entropy, spawn_key=(throw,))"),
+    "realization": ("1", "realization in the file holding its past (-1: not kept)"),
+    "status": ("", "refined (kept) | not refined | error | moving | other face"),
+    "carry_position": (
+        "m",
+        "the throw's rest pose, turned about the vertical and shifted onto the final pose: "
+        "distance from the final position (NaN: no rest by the end of the duration)",
+    ),
+    "carry_angle": ("deg", "the same: rotation angle from the final orientation"),
+    "residual_position": ("m", "kept past: its rest position's distance from the final one"),
+    "residual_angle": ("deg", "kept past: its rest orientation's angle from the final one"),
+    "pybullet_runs": ("1", "PyBullet forward runs of the throw, its refinement and its record"),
+    "rest_time": ("s", "kept past: time from its earliest state to rest"),
+    "message": ("", "why the throw was not kept (first 120 bytes)"),
+}
+
+_STATE_TEXT = (
+    "every body: position (3), body-frame quaternion x y z w (4), linear (3) and angular "
+    "velocity (3)"
+)
+
+
+def check_conditioned_options(args) -> None:
+    """One-line errors for --conditioned with what it cannot take (:data:`_BACKWARD_ONLY`)."""
+    if args.conditioned < 1:
+        raise SceneError("--conditioned", "", f"expected at least 1 past, got {args.conditioned}")
+    if args.max_throws is not None and args.max_throws < 1:
+        raise SceneError("--max-throws", "", f"expected at least 1, got {args.max_throws}")
+    if args.workers < 1:
+        raise SceneError("--workers", "", f"expected at least 1, got {args.workers}")
+    for dest, option, unset in _BACKWARD_ONLY:
+        if getattr(args, dest) != unset:
+            why = (
+                "conditioned pasts are verified by PyBullet by construction"
+                if dest == "verify"
+                else "conditioned pasts are PyBullet forward runs, not backward steps"
+            )
+            raise SceneError(option, "", f"cannot be combined with --conditioned ({why})")
+
+
+def _check_final_rest(scene, dt: float, tolerance: tuple[float, float]) -> int:
+    """The scene's one moving body (:func:`reverse.markov_training.thrown_body`), checked to be
+    at rest in the scene's state: zero velocities, and PyBullet, started there, keeps it within
+    ``tolerance`` (m, rad) of its pose until it rests (:func:`reverse.verify.forward_to_rest`).
+    A one-line :class:`SceneError` naming the body's field otherwise."""
+    from reverse.markov_training import thrown_body
+    from reverse.verify import forward_to_rest, pose_residual
+    from workbench.sim.engine import Engine
+
+    body = thrown_body(scene)
+    b = scene.bodies[body]
+    for name in ("linear_velocity", "angular_velocity"):
+        if any(x != 0.0 for x in getattr(b, name)):
+            raise SceneError(
+                scene.source,
+                f"bodies[{body}].{name}",
+                f"expected 0 with --conditioned (the scene's state is the final one, at rest), "
+                f"got {list(getattr(b, name))}",
+            )
+    engine = Engine(scene.with_settings(dt=dt), visual=False)
+    try:
+        engine.rebuild()
+        final = engine.state()
+        fwd = forward_to_rest(engine, final, [body], 0.0)  # rest held REST_HOLD, at most 2 s
+    finally:
+        engine.close()
+    dp, da = (
+        pose_residual(fwd.position, fwd.orientation, final.position[[body]],
+                      final.orientation[[body]])
+        if fwd.finite
+        else (math.inf, math.inf)
+    )  # fmt: skip
+    if not (fwd.at_rest and dp <= tolerance[0] and da <= tolerance[1]):
+        moved = (
+            f"moves it {dp:.3g} m and {math.degrees(da):.3g} deg before it rests"
+            if fwd.at_rest
+            else f"does not bring it to rest within {fwd.time:.3g} s"
+        )
+        raise SceneError(
+            scene.source,
+            f"bodies[{body}].position",
+            f"expected {b.name} at rest on the ground with --conditioned (the final state); "
+            f"PyBullet started there {moved} (tolerance {tolerance[0]:g} m, "
+            f"{math.degrees(tolerance[1]):g} deg)",
+        )
+    return body
+
+
+def _past_trajectory(past, body_names, dt: float, params: dict):
+    """A kept :class:`reverse.conditioned_pasts.ConditionedPast` as a
+    :class:`~workbench.sim.state.Trajectory` in a reverse run's conventions
+    (:func:`reverse.run.run_reverse`: ``time`` = k·dt from 0, the earliest state, to the
+    duration, the scene's state; status ``ok``)."""
+    from workbench.sim.state import Trajectory
+
+    a = past.trajectory
+    return Trajectory(
+        time=np.arange(len(a)) * dt,  # as reverse.run: int to float, then one product
+        body_names=tuple(body_names),
+        position=np.ascontiguousarray(a[:, :, 0:3]),
+        orientation=np.ascontiguousarray(a[:, :, 3:7]),
+        linear_velocity=np.ascontiguousarray(a[:, :, 7:10]),
+        angular_velocity=np.ascontiguousarray(a[:, :, 10:13]),
+        diagnostics={"kinetic_energy": np.array(past.kinematics[:, 2], dtype=float)},
+        params=params,
+    )
+
+
+def _conditioned_table(tried, kept) -> np.ndarray:
+    """Every throw tried as a row of :data:`CONDITIONED_DTYPE`, in throw order."""
+    realization = {r.throw: k for k, r in enumerate(kept)}
+    return np.array(
+        [
+            (
+                r.throw,
+                realization.get(r.throw, -1),
+                r.status.encode()[:12],
+                r.carry_position,
+                math.degrees(r.carry_angle),
+                r.residual_position,
+                math.degrees(r.residual_angle),
+                r.pybullet_runs,
+                r.rest_time,
+                r.message.encode("ascii", "replace")[:120],
+            )
+            for r in tried
+        ],
+        dtype=CONDITIONED_DTYPE,
+    )
+
+
+def _conditioned_dataset_attrs() -> dict[str, dict]:
+    """``extra_dataset_attrs`` of the ``conditioned/`` datasets, for the store."""
+    names = CONDITIONED_DTYPE.names
+    return {
+        "conditioned/outcomes": {
+            "units": "",
+            "description": "conditioned forward pasts (reverse/conditioned_pasts.py): one row "
+            "per throw tried, in throw order, and what became of it",
+            "dims": ("throw",),
+            "field_units": tuple(_CONDITIONED_FIELDS[f][0] for f in names),
+            "field_descriptions": tuple(_CONDITIONED_FIELDS[f][1] for f in names),
+        },
+        "conditioned/earliest": {
+            "units": "m, 1, m/s, rad/s",
+            "description": "refined earliest state of each realization (its first record), "
+            + _STATE_TEXT,
+            "dims": ("realization", "body", "state_component"),
+        },
+        "conditioned/release": {
+            "units": "m, 1, m/s, rad/s",
+            "description": "each realization's throw release carried onto the final pose (the "
+            "refinement's start), " + _STATE_TEXT,
+            "dims": ("realization", "body", "state_component"),
+        },
+        "conditioned/contact_state": {
+            "units": "1",
+            "description": "contact state of the moving body per record, as the Markov "
+            "training counts it (0 free, 1 vertex, 2 edge, 3 face; reverse/markov.py)",
+            "dims": ("realization", "time"),
+        },
+    }
+
+
+def run_conditioned(args, path, overrides, scene) -> int:
+    """``--conditioned K``: K pasts sampled forward (:func:`reverse.conditioned_pasts.
+    conditioned_pasts`) in the scene as ``workbench run`` builds it, written as realizations."""
+    from reverse.conditioned_pasts import conditioned_pasts, conditioned_summary
+    from reverse.verified_pasts import verify_settings
+    from workbench.sim.forward import start_overlap as overlap_of
+
+    k_asked = args.conditioned
+    dt = args.dt or scene.settings.dt
+    option = "--dt" if args.dt else "--duration"
+    held = k_asked + (1 if args.scheduler else args.workers)  # kept + in flight here
+    plan = plan_reverse_run(
+        args.duration, dt, len(scene.bodies), runs=k_asked, held=held, option=option
+    )
+    problem = plan.problem("forward")
+    if problem and not args.force:
+        what = f"{k_asked} pasts of {args.duration:g} s at dt = {dt:g} s are"
+        raise SceneError(option, "", f"{what} {problem}; pass --force to run them anyway")
+    body = _check_final_rest(scene, dt, args.verify_tolerance)
+    limit = MAX_THROWS_PER_PAST * k_asked if args.max_throws is None else args.max_throws
+    entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
+    ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
+    settings = verify_settings(args.verify_budget, args.verify_tolerance, args.verify_radius)
+    t0 = time.perf_counter()
+    with progress_bar(k_asked, "pasts", quiet=args.quiet) as advance:
+        kept, tried = conditioned_pasts(
+            ("scene", ref),
+            k_asked,
+            entropy,
+            duration=args.duration,
+            settings=settings,
+            max_throws=limit,
+            trajectory=True,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=advance,
+        )
+    wall = time.perf_counter() - t0
+    summary = conditioned_summary(kept, tried, k_asked)
+    statuses = ", ".join(f"{n} {s}" for s, n in summary["by_status"].items())
+    if not kept:
+        print(
+            f"workbench reverse: {path}: none of {len(tried)} throws (--max-throws {limit}) "
+            f"came to rest on {scene.bodies[body].name}'s final face and was confirmed "
+            f"({statuses}); nothing written",
+            file=sys.stderr,
+        )
+        return 1
+    complete = len(kept) == k_asked
+    table = _conditioned_table(tried, kept)
+    b = scene.bodies[body]
+    props = b.mass_properties
+    params = {f"{b.name}/mass": np.array(props.mass), f"{b.name}/inertia": props.inertia_matrix}
+    trajs = [_past_trajectory(r, scene.body_names, dt, params) for r in kept]
+    tol, radius = args.verify_tolerance, args.verify_radius
+    out = Path(args.output or f"{path.stem}_reverse.h5")
+    attrs = {
+        "time_reversed": 1,
+        "reverse_dt": dt,
+        "reverse_duration": float(trajs[0].time[-1]),
+        "start_overlap": overlap_of(scene.with_settings(dt=dt)).depth,
+        "reverse_sampler": "conditioned",
+        "conditioned_sampler": "conditioned forward pasts (reverse/conditioned_pasts.py): "
+        "throws of the training's throw law resting on the final pose's face at the end of the "
+        "duration, carried onto it by a turn about the vertical and a horizontal shift, their "
+        "release refined until PyBullet rests within the tolerance; not the backward stepper",
+        "conditioned_asked": k_asked,
+        "conditioned_kept": len(kept),
+        "conditioned_throws": len(tried),
+        "conditioned_max_throws": limit,
+        "conditioned_complete": int(complete),
+        "conditioned_summary": json.dumps(summary, sort_keys=True),
+        "conditioned_verify_budget": args.verify_budget,
+        "conditioned_verify_tolerance": [tol[0], math.degrees(tol[1])],
+        "conditioned_verify_radius": [radius[0], math.degrees(radius[1])],
+        "kept_throws": ",".join(str(r.throw) for r in kept),
+    }
+    datasets = {
+        "conditioned/outcomes": table,
+        "conditioned/earliest": np.stack([r.earliest for r in kept]).astype(float),
+        "conditioned/release": np.stack([r.release for r in kept]).astype(float),
+        "conditioned/contact_state": np.stack([r.states for r in kept]).astype(np.int8),
+    }
+    with TrajectoryStore.create(
+        out,
+        StoreSchema.from_trajectory(trajs[0]),
+        len(trajs),
+        scene_text=scene.source_text,
+        scene_json=scene_to_json(scene),
+        seed_entropy=entropy,
+        kind="ensemble",
+        timestamp=args.timestamp,
+        extra_attrs=attrs,
+        extra_datasets=datasets,
+        extra_dataset_attrs=_conditioned_dataset_attrs(),
+    ) as store:
+        store.write_many(enumerate(trajs))
+    if not args.quiet:
+        print(_conditioned_report(summary, kept, body, wall))
+    if not complete:
+        print(
+            f"workbench reverse: {path}: only {len(kept)} of {k_asked} pasts found in "
+            f"{len(tried)} throws (--max-throws {limit}; {statuses}); wrote them to {out} "
+            "(attribute conditioned_complete = 0)",
+            file=sys.stderr,
+        )
+        return 1
+    if not args.quiet:
+        print(
+            f"wrote {out}: {len(kept)} conditioned forward pasts of {args.duration:g} s (replay "
+            f"one with --realization i) in {wall:.1f} s"
+        )
+    return 0
+
+
+def _conditioned_report(summary: dict, kept, body: int, wall: float) -> str:
+    """A few lines: what the sample took, its residuals, and its earliest states' range."""
+    s = summary
+    statuses = ", ".join(f"{s_} {n}" for s_, n in s["by_status"].items())
+    speed = [float(np.linalg.norm(r.earliest[body, 7:10])) for r in kept]
+    spin = [float(np.linalg.norm(r.earliest[body, 10:13])) for r in kept]
+    return "\n".join(
+        [
+            f"conditioned forward pasts: kept {s['kept']} of {s['asked']} asked from "
+            f"{s['throws']} throws ({statuses})",
+            f"PyBullet runs: {s['pybullet_runs']} in {wall:.1f} s, "
+            f"{s['pybullet_runs_per_kept']:.3g} per kept past (refinement "
+            f"{s['refinement_runs_per_kept']:.3g}); median residual "
+            f"{s['median_residual_position_m']:.3g} m, {s['median_residual_angle_deg']:.3g} deg",
+            f"earliest states: speed {min(speed):.3g}-{max(speed):.3g} m/s, spin "
+            f"{min(spin):.3g}-{max(spin):.3g} rad/s",
+        ]
+    )
