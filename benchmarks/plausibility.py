@@ -335,6 +335,24 @@ def _pose_reference(run, path, dt: float, duration: float, seed: int, workers: i
     ])  # fmt: skip
 
 
+def _same_law(run, path, dt: float, duration: float, seed: int, workers: int) -> str:
+    """A perfect sampler on the issue's measure: a third sample of the throw law against the
+    throws, with the comparison's floor (forward vs forward2). What it misses, no sampler can
+    be asked to meet at this n."""
+    from reverse.plausibility import compare, forward_records, stream_entropy
+
+    word = np.random.SeedSequence(seed, spawn_key=(8,)).generate_state(1, np.uint64)[0]
+    third = forward_records(path, len(run.samples["forward"]), int(word), dt=dt,
+                            duration=duration, workers=workers)  # fmt: skip
+    c = compare(run.samples["forward"], run.samples["forward2"], third, dt,
+                classifier_entropy=stream_entropy(seed, "classifier"))  # fmt: skip
+    over = sum(r["ratio"] is not None and r["ratio"] > 2.0 for r in c.rows)
+    return (
+        f"a perfect sampler (a third forward sample of the throw law): {over} of {len(c.rows)} "
+        f"statistics above 2x their floor\n" + _acceptance(c, "a third forward sample")
+    )
+
+
 def _acceptance(c, name: str) -> str:
     """Issue 15's acceptance for one compared sample: every distance at most 2x its floor, the
     flight share within 0.05 of forward's, the classifier at most 0.65 (moonshot 0.55), no
@@ -440,6 +458,12 @@ def main(argv=None) -> int:
         action="store_true",
         help="also compare conditioned forward pasts with the throws "
         "(reverse/conditioned_pasts.py; not the backward stepper)",
+    )
+    ap.add_argument(
+        "--same-law",
+        action="store_true",
+        help="also score a perfect sampler: a third forward sample of the throw law (stream "
+        "SeedSequence(seed, spawn_key=(8,))) against the throws, with the same floor",
     )
     ap.add_argument(
         "--verify-budget",
@@ -601,6 +625,8 @@ def main(argv=None) -> int:
         print(_acceptance(c, "conditioned"))
         print(_selected_throws(run, dt, args.seed))
         print(_pose_reference(run, path, dt, duration, args.seed, args.workers))
+    if args.same_law:
+        print(_same_law(run, path, dt, duration, args.seed, args.workers))
     if args.per_feature:
         body_index = next(k for k, b in enumerate(scene.bodies) if not b.fixed)
         print(_per_feature(run, args.seed, dt, body_index))

@@ -304,7 +304,7 @@ def add_reverse_parser(sub) -> None:
         default=None,
         metavar="N",
         help=f"most PyBullet forward runs per run ({DEFAULT_BUDGET}; with --conditioned "
-        f"{CONDITIONED_BUDGET}: new throws are cheaper than a long search)",
+        f"{CONDITIONED_BUDGET}: a smaller budget is faster but keeps the less chaotic throws)",
     )
     v.add_argument(
         "--verify-tolerance",
