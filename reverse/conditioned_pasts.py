@@ -78,6 +78,7 @@ __all__ = [
     "REJECTED_MOVING",
     "SELECTED",
     "carry_state",
+    "final_rest_body",
     "conditioned_task",
     "conditioned_pasts",
     "conditioned_summary",
@@ -199,6 +200,54 @@ def carry_state(state: State, body: int, turn: Rotation, centre, shift) -> State
     q[body] = (turn * Rotation.from_quat(q[body])).as_quat()
     v[body], w[body] = turn.apply(v[body]), turn.apply(w[body])
     return State(p, q, v, w)
+
+
+def final_rest_body(scene, dt: float, tolerance: tuple[float, float]) -> int:
+    """The scene's one moving body (:func:`reverse.markov_training.thrown_body`), checked to be
+    at rest in the scene's state: zero velocities, and PyBullet, started there, keeps it within
+    ``tolerance`` (m, rad) of its pose until it rests (:func:`reverse.verify.forward_to_rest`).
+    A one-line :class:`~workbench.errors.SceneError` naming the body's field otherwise: the
+    sampler's precondition (module docstring), checked before any throw is spent."""
+    from workbench.errors import SceneError
+    from workbench.sim.engine import Engine
+
+    body = thrown_body(scene)
+    b = scene.bodies[body]
+    for name in ("linear_velocity", "angular_velocity"):
+        if any(x != 0.0 for x in getattr(b, name)):
+            raise SceneError(
+                scene.source,
+                f"bodies[{body}].{name}",
+                f"expected 0 with --conditioned (the scene's state is the final one, at rest), "
+                f"got {list(getattr(b, name))}",
+            )
+    engine = Engine(scene.with_settings(dt=dt), visual=False)
+    try:
+        engine.rebuild()
+        final = engine.state()
+        fwd = forward_to_rest(engine, final, [body], 0.0)  # rest held REST_HOLD, at most 2 s
+    finally:
+        engine.close()
+    dp, da = (
+        pose_residual(fwd.position, fwd.orientation, final.position[[body]],
+                      final.orientation[[body]])
+        if fwd.finite
+        else (math.inf, math.inf)
+    )  # fmt: skip
+    if not (fwd.at_rest and dp <= tolerance[0] and da <= tolerance[1]):
+        moved = (
+            f"moves it {dp:.3g} m and {math.degrees(da):.3g} deg before it rests"
+            if fwd.at_rest
+            else f"does not bring it to rest within {fwd.time:.3g} s"
+        )
+        raise SceneError(
+            scene.source,
+            f"bodies[{body}].position",
+            f"expected {b.name} at rest on the ground with --conditioned (the final state); "
+            f"PyBullet started there {moved} (tolerance {tolerance[0]:g} m, "
+            f"{math.degrees(tolerance[1]):g} deg)",
+        )
+    return body
 
 
 def conditioned_task(world: Callable[[], tuple], settings: dict, entropy: int, i: int):

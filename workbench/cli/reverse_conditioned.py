@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.conditioned_pasts import MAX_THROWS_PER_PAST
+from reverse.conditioned_pasts import MAX_THROWS_PER_PAST, final_rest_body
 from reverse.run import plan_reverse_run
 from workbench.cli.common import progress_bar
 from workbench.ensemble.run import SceneRef
@@ -104,54 +104,6 @@ def check_conditioned_options(args) -> None:
                 else "conditioned pasts are PyBullet forward runs, not backward steps"
             )
             raise SceneError(option, "", f"cannot be combined with --conditioned ({why})")
-
-
-def _check_final_rest(scene, dt: float, tolerance: tuple[float, float]) -> int:
-    """The scene's one moving body (:func:`reverse.markov_training.thrown_body`), checked to be
-    at rest in the scene's state: zero velocities, and PyBullet, started there, keeps it within
-    ``tolerance`` (m, rad) of its pose until it rests (:func:`reverse.verify.forward_to_rest`).
-    A one-line :class:`SceneError` naming the body's field otherwise."""
-    from reverse.markov_training import thrown_body
-    from reverse.verify import forward_to_rest, pose_residual
-    from workbench.sim.engine import Engine
-
-    body = thrown_body(scene)
-    b = scene.bodies[body]
-    for name in ("linear_velocity", "angular_velocity"):
-        if any(x != 0.0 for x in getattr(b, name)):
-            raise SceneError(
-                scene.source,
-                f"bodies[{body}].{name}",
-                f"expected 0 with --conditioned (the scene's state is the final one, at rest), "
-                f"got {list(getattr(b, name))}",
-            )
-    engine = Engine(scene.with_settings(dt=dt), visual=False)
-    try:
-        engine.rebuild()
-        final = engine.state()
-        fwd = forward_to_rest(engine, final, [body], 0.0)  # rest held REST_HOLD, at most 2 s
-    finally:
-        engine.close()
-    dp, da = (
-        pose_residual(fwd.position, fwd.orientation, final.position[[body]],
-                      final.orientation[[body]])
-        if fwd.finite
-        else (math.inf, math.inf)
-    )  # fmt: skip
-    if not (fwd.at_rest and dp <= tolerance[0] and da <= tolerance[1]):
-        moved = (
-            f"moves it {dp:.3g} m and {math.degrees(da):.3g} deg before it rests"
-            if fwd.at_rest
-            else f"does not bring it to rest within {fwd.time:.3g} s"
-        )
-        raise SceneError(
-            scene.source,
-            f"bodies[{body}].position",
-            f"expected {b.name} at rest on the ground with --conditioned (the final state); "
-            f"PyBullet started there {moved} (tolerance {tolerance[0]:g} m, "
-            f"{math.degrees(tolerance[1]):g} deg)",
-        )
-    return body
 
 
 def _past_trajectory(past, body_names, dt: float, params: dict):
@@ -248,7 +200,7 @@ def run_conditioned(args, path, overrides, scene) -> int:
     if problem and not args.force:
         what = f"{k_asked} pasts of {args.duration:g} s at dt = {dt:g} s are"
         raise SceneError(option, "", f"{what} {problem}; pass --force to run them anyway")
-    body = _check_final_rest(scene, dt, args.verify_tolerance)
+    body = final_rest_body(scene, dt, args.verify_tolerance)
     limit = MAX_THROWS_PER_PAST * k_asked if args.max_throws is None else args.max_throws
     entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
