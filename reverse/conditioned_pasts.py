@@ -555,8 +555,7 @@ def measure_conditioned(
     Returns ``run``.
     """
     from reverse.markov_training import release_test
-    from reverse.plausibility import RunRecord, compare, stream_entropy
-    from uncertainty.two_sample import DEFAULT_BINS
+    from reverse.plausibility import RunRecord, compare_with_throws, stream_entropy
     from workbench.ensemble.run import SceneRef
 
     t0 = time.perf_counter()
@@ -578,16 +577,7 @@ def measure_conditioned(
         "(reverse/conditioned_pasts.py)",
         "duration": float(duration),
     }
-    c = compare(
-        run.samples["forward"],
-        run.samples["forward2"],
-        records,
-        dt,
-        classifier_entropy=stream_entropy(seed, "classifier"),
-        bins=DEFAULT_BINS if bins is None else bins,
-        cuts=cuts,
-        meta=meta,
-    )
+    c = compare_with_throws(run, records, dt, seed, bins=bins, cuts=cuts, meta=meta)
     summary = conditioned_summary(kept, tried, n)
     sr = c.speed_range
     released = release_test(

@@ -90,6 +90,7 @@ __all__ = [
     "measure",
     "Measurement",
     "format_table",
+    "compare_with_throws",
 ]
 
 #: Names of the three samples (keys of :meth:`Comparison.to_dict`'s medians).
@@ -706,6 +707,31 @@ def measure(
         if smc_result.raw_release_share is not None:  # release=True (the file unchanged without)
             result.counts["smc"]["raw_release_share"] = smc_result.raw_release_share
     return Measurement(result, samples, seconds)
+
+
+def compare_with_throws(
+    run: Measurement,
+    records: list[RunRecord],
+    dt: float,
+    seed: int,
+    *,
+    bins: int | None = None,
+    cuts: dict | None = None,
+    meta: dict | None = None,
+) -> Comparison:
+    """Another sample (verified or conditioned pasts) against a measurement's throws, with the
+    same floor (forward vs forward2) and classifier folds (stream ``classifier`` of ``seed``).
+    ``bins`` and ``cuts`` must be the measurement's (default bins: :data:`DEFAULT_BINS`)."""
+    return compare(
+        run.samples["forward"],
+        run.samples["forward2"],
+        records,
+        dt,
+        classifier_entropy=stream_entropy(seed, "classifier"),
+        bins=DEFAULT_BINS if bins is None else bins,
+        cuts=cuts,
+        meta=meta,
+    )
 
 
 def format_table(c: Comparison, sample: str = "backward") -> str:

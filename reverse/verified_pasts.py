@@ -43,7 +43,7 @@ import numpy as np
 
 from reverse.markov import classify
 from reverse.markov_training import body_kinematics, distinct_contacts
-from reverse.plausibility import RunRecord, compare, format_table, stream_entropy
+from reverse.plausibility import RunRecord, compare_with_throws, format_table, stream_entropy
 from reverse.verify import (
     DEFAULT_BUDGET,
     DEFAULT_RADIUS,
@@ -374,8 +374,6 @@ def measure_verified(
     measurement's (:func:`reverse.plausibility.measure`); ``verify`` is
     :func:`verify_settings`. Returns ``run``.
     """
-    from uncertainty.two_sample import DEFAULT_BINS
-
     t0 = time.perf_counter()
     runs = verified_pasts(
         (str(scene_path), tuple(overrides), float(dt)),
@@ -396,16 +394,7 @@ def measure_verified(
         "state (reverse/verify.py), recorded as a throw (reverse/verified_pasts.py)",
         "duration": float(duration),
     }
-    c = compare(
-        run.samples["forward"],
-        run.samples["forward2"],
-        records,
-        dt,
-        classifier_entropy=stream_entropy(seed, "classifier"),
-        bins=DEFAULT_BINS if bins is None else bins,
-        cuts=cuts,
-        meta=meta,
-    )
+    c = compare_with_throws(run, records, dt, seed, bins=bins, cuts=cuts, meta=meta)
     c.counts["verify"] = verified_summary(runs, verify, dt, duration)
     run.comparison.verified = c
     run.samples["verified_runs"] = runs
