@@ -231,16 +231,15 @@ def _release_check(run, recipe) -> str:
     reverse/markov_training.py: centre height from clearance 0.05-0.3 m plus the body's reach,
     downward or no vertical velocity, horizontal components within +-2 m/s, each spin component
     within +-10 rad/s): a past of the same length as a throw must start as a throw does."""
-    from reverse.markov_training import THROW
-    from reverse.verified_pasts import close_world, training_world
+    from reverse.markov_training import THROW, close_training_world, ground_top, training_world
     from workbench.sim.frames import box_reach
 
-    _, engine, body = training_world(recipe)
+    scene, engine, body = training_world(recipe)
     engine.rebuild()
     lo, hi = engine.aabb(body)
     reach = box_reach(lo, hi, engine.state().position[body])
-    top = max(float(engine.aabb(k)[1][2]) for k in range(engine.n_bodies) if k != body)
-    close_world()
+    top = ground_top(engine, scene, body)
+    close_training_world()
     zlo, zhi = (top + reach + c for c in THROW["clearance"])
     starts = {"backward": [r.ends[0, body] for r in run.samples["backward"] if r.status == "ok"]}
     if "verified_runs" in run.samples:

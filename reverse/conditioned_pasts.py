@@ -59,7 +59,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from reverse.markov_training import box_reach, sample_throw, throw_rng, thrown_body
+from reverse.markov_training import (
+    close_training_world,
+    throw_release,
+    thrown_body,
+    training_world,
+)
 from reverse.verify import (
     DEFAULT_BUDGET,
     forward_to_rest,
@@ -180,16 +185,6 @@ class ConditionedPast:
         return self.status in ("refined", SELECTED)
 
 
-def _pack(state: State) -> np.ndarray:
-    return np.concatenate(
-        [state.position, state.orientation, state.linear_velocity, state.angular_velocity], axis=1
-    )
-
-
-def _unpack(a: np.ndarray) -> State:
-    return State(a[:, :3], a[:, 3:7], a[:, 7:10], a[:, 10:13])
-
-
 def carry_state(state: State, body: int, turn: Rotation, centre, shift) -> State:
     """``state`` with ``body`` moved by ``x ↦ turn (x − centre) + centre + shift``
     (:func:`reverse.verify.gravity_correction`): its pose, and its velocities turned."""
@@ -270,24 +265,7 @@ def conditioned_task(world: Callable[[], tuple], settings: dict, entropy: int, i
         up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
 
         # the final state: the scene's own, in this world (its fixed bodies this world's)
-        engine.rebuild()
-        final = engine.state()
-        lo, hi = engine.aabb(body)
-        reach = box_reach(lo, hi, final.position[body])
-        ground_top = max(  # a plane's top is its point (PyBullet's AABB of a plane: ±1e30)
-            float(scene.bodies[k].position[2])
-            if scene.bodies[k].shape.type == "plane"
-            else float(engine.aabb(k)[1][2])
-            for k in range(engine.n_bodies)
-            if k != body
-        )
-        throw = sample_throw(throw_rng(entropy, i), final.position[body, :2], ground_top, reach)
-        p, q = final.position.copy(), final.orientation.copy()
-        v = np.zeros_like(final.linear_velocity)
-        w = np.zeros_like(final.angular_velocity)
-        p[body], q[body] = throw.position, throw.orientation
-        v[body], w[body] = throw.linear_velocity, throw.angular_velocity
-        release = State(p, q, v, w)
+        final, release = throw_release(engine, scene, body, entropy, i)
 
         # 1. the throw, to rest: a plain run first (most throws are rejected), recorded only if
         # kept — the recording is the same run bit for bit (its observer only reads)
@@ -310,7 +288,7 @@ def conditioned_task(world: Callable[[], tuple], settings: dict, entropy: int, i
             out.message = f"rests {dp:.3g} m, {math.degrees(da):.3g} deg off once carried"
             return out
         start = carry_state(release, body, turn, centre, shift)
-        out.release = _pack(start)
+        out.release = start.packed()
         throw_states, throw_kin, again, _ = record_verified(
             engine, scene, body, release, duration, settle=0.0
         )
@@ -326,13 +304,16 @@ def conditioned_task(world: Callable[[], tuple], settings: dict, entropy: int, i
             return out
         # 3. confirmed by PyBullet: the refinement of ``workbench reverse --verify``
         res = verify_in(
-            lambda: (scene, engine), settings, entropy, (i, i, out.release, _pack(final), duration)
+            lambda: (scene, engine),
+            settings,
+            entropy,
+            (i, i, out.release, final.packed(), duration),
         )
         out.pybullet_runs += res.pybullet_runs
         out.status, out.message = res.status, res.message
         if res.status != "refined":
             return out
-        best = _unpack(res.state)
+        best = State.from_packed(res.state)
         states, kin, fwd2, traj = record_verified(
             engine, scene, body, best, duration, trajectory=bool(settings["trajectory"]),
             settle=0.0,
@@ -363,25 +344,20 @@ _WORLDS: dict = {}  # this process's world, keyed by what built it
 
 def _world_of(world_key) -> Callable[[], tuple]:
     """``world()`` for ``world_key``: ``("training", (path, overrides, dt))`` the training's
-    world (planes as box bodies, :func:`reverse.markov_training.box_ground`), or ``("scene",
-    SceneRef)`` the scene as ``workbench run`` builds it."""
+    world (:func:`reverse.markov_training.training_world`: the throws' own, planes as box
+    bodies), or ``("scene", SceneRef)`` the scene as ``workbench run`` builds it."""
+    kind, what = world_key
+    if kind == "training":
+        return lambda: training_world(what)[:2]
+    if kind != "scene":
+        raise ValueError(f"unknown world {kind!r}")
 
     def world():
         if _WORLDS.get("key") != world_key:
             from workbench.sim.engine import Engine
 
             close_worlds()
-            kind, what = world_key
-            if kind == "training":
-                from reverse.markov_training import box_ground
-                from workbench.scene.loader import load_scene
-
-                path, overrides, dt = what
-                scene = box_ground(load_scene(path, dict(overrides)).with_settings(dt=dt))
-            elif kind == "scene":
-                scene = what.load()
-            else:
-                raise ValueError(f"unknown world {kind!r}")
+            scene = what.load()
             _WORLDS.update(key=world_key, scene=scene, engine=Engine(scene, visual=False))
         return _WORLDS["scene"], _WORLDS["engine"]
 
@@ -389,10 +365,11 @@ def _world_of(world_key) -> Callable[[], tuple]:
 
 
 def close_worlds() -> None:
-    """Close this process's world (the serial executor builds it in the caller)."""
+    """Close this process's worlds (the serial executor builds them in the caller)."""
     if "engine" in _WORLDS:
         _WORLDS.pop("engine").close()
     _WORLDS.clear()
+    close_training_world()
 
 
 def conditioned_pasts(
@@ -585,7 +562,9 @@ def measure_conditioned(
         sr["forward_max_speed"],
         sr["forward_max_spin"],
     )
-    summary["earliest_in_release_law"] = sum(bool(released(_unpack(r.earliest))) for r in kept)
+    summary["earliest_in_release_law"] = sum(
+        bool(released(State.from_packed(r.earliest))) for r in kept
+    )
     c.counts["conditioned"] = summary
     run.comparison.conditioned = c
     run.samples["conditioned_runs"] = kept

@@ -65,6 +65,10 @@ __all__ = [
     "sample_throw",
     "thrown_body",
     "box_ground",
+    "training_world",
+    "close_training_world",
+    "ground_top",
+    "throw_release",
     "run_throw",
     "run_throws",
     "release_test",
@@ -187,14 +191,14 @@ def release_test(ref, max_speed: float, max_spin: float) -> Callable[[Any], bool
     try:
         lo, hi = eng.aabb(j)
         reach = box_reach(lo, hi, eng.state().position[j])
-        ground_top = max(float(eng.aabb(k)[1][2]) for k in range(eng.n_bodies) if k != j)
+        top = ground_top(eng, scene, j)
     finally:
         eng.close()
     c_lo, c_hi = THROW["clearance"]
     v_down, v_side = float(THROW["vertical_speed"]), float(THROW["horizontal_speed"])
 
     def released(state) -> bool:
-        height = float(state.position[j, 2]) - ground_top - reach
+        height = float(state.position[j, 2]) - top - reach
         v = np.asarray(state.linear_velocity[j], dtype=float)
         w = np.asarray(state.angular_velocity[j], dtype=float)
         return bool(
@@ -212,8 +216,10 @@ def release_test(ref, max_speed: float, max_spin: float) -> Callable[[Any], bool
 _CACHE: dict = {}  # this process's scene and PyBullet engine, keyed by the scene recipe
 
 
-def _engine(recipe):
-    """This process's (scene, engine, body index) for ``recipe = (path, overrides, dt)``."""
+def training_world(recipe):
+    """This process's ``(scene, engine, body index)`` for ``recipe = (path, overrides, dt)``:
+    the world the throws run in (planes as box bodies, :func:`box_ground`), built once per
+    process and recipe; :func:`close_training_world` closes it."""
     if _CACHE.get("recipe") != recipe:
         from workbench.scene.loader import load_scene
         from workbench.sim.engine import Engine
@@ -226,6 +232,43 @@ def _engine(recipe):
         _CACHE.update(recipe=recipe, scene=scene, body=body)
         _CACHE["engine"] = Engine(scene, visual=False)
     return _CACHE["scene"], _CACHE["engine"], _CACHE["body"]
+
+
+def close_training_world() -> None:
+    """Close this process's training world (the serial executor builds it in the caller)."""
+    if "engine" in _CACHE:
+        _CACHE.pop("engine").close()
+    _CACHE.clear()
+
+
+def ground_top(engine, scene, body: int) -> float:
+    """Height of the ground's top, m: the highest top of the bodies other than ``body`` — a
+    plane's is its point (PyBullet gives a plane an AABB of ±1e30), any other body's its AABB's
+    top (the training's box ground: its top face)."""
+    return max(
+        float(scene.bodies[k].position[2])
+        if scene.bodies[k].shape.type == "plane"
+        else float(engine.aabb(k)[1][2])
+        for k in range(engine.n_bodies)
+        if k != body
+    )
+
+
+def throw_release(engine, scene, body: int, entropy: int, i: int) -> tuple[State, State]:
+    """The scene's state in ``engine``'s world (rebuilt here) and throw ``i``'s release: the same
+    state with ``body`` placed and moving as :func:`sample_throw` draws from ``(entropy, i)``,
+    above its own horizontal position, ``reach + clearance`` above :func:`ground_top`."""
+    engine.rebuild()
+    base = engine.state()
+    lo, hi = engine.aabb(body)
+    reach = box_reach(lo, hi, base.position[body])
+    top = ground_top(engine, scene, body)
+    throw = sample_throw(throw_rng(entropy, i), base.position[body, :2], top, reach)
+    pos, q = base.position.copy(), base.orientation.copy()
+    v, w = base.linear_velocity.copy(), base.angular_velocity.copy()
+    pos[body], q[body] = throw.position, throw.orientation
+    v[body], w[body] = throw.linear_velocity, throw.angular_velocity
+    return base, State(pos, q, v, w)
 
 
 def thrown_body(scene) -> int:
@@ -281,22 +324,9 @@ def run_throw(recipe, entropy: int, i: int, n_steps: int, kinematics: bool = Fal
     (``resetSimulation``) for the run, so the result depends on ``(entropy, i)`` only.
     """
 
-    scene, eng, j = _engine(recipe)
-    eng.rebuild()
-    lo, hi = eng.aabb(j)
-    st = eng.state()
-    reach = box_reach(lo, hi, st.position[j])
-    ground_top = max(float(eng.aabb(k)[1][2]) for k in range(eng.n_bodies) if k != j)
-    throw = sample_throw(throw_rng(entropy, i), st.position[j, :2], ground_top, reach)
-    pos, q = st.position.copy(), st.orientation.copy()
-    v, w = st.linear_velocity.copy(), st.angular_velocity.copy()
-    pos[j], q[j], v[j], w[j] = (
-        throw.position,
-        throw.orientation,
-        throw.linear_velocity,
-        throw.angular_velocity,
-    )
-    eng.set_state(State(pos, q, v, w))
+    scene, eng, j = training_world(recipe)
+    _, release = throw_release(eng, scene, j, entropy, i)
+    eng.set_state(release)
     eng.detect_collisions()
 
     def contacts() -> tuple[int, list]:
@@ -454,9 +484,7 @@ def run_throws(
                 if progress is not None:
                     progress(done, n)
     finally:
-        if "engine" in _CACHE:  # the serial executor ran the throws in this process
-            _CACHE.pop("engine").close()
-            _CACHE.clear()
+        close_training_world()  # the serial executor ran the throws in this process
     return results
 
 

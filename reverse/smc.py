@@ -219,12 +219,6 @@ def _close() -> None:
     _CACHE.clear()
 
 
-def _pack(state) -> np.ndarray:
-    return np.concatenate(
-        [state.position, state.orientation, state.linear_velocity, state.angular_velocity], axis=1
-    )
-
-
 def _measure(scene, rigid, state, start) -> tuple[float, float, float]:
     """Specific mechanical energy above the final state (J/kg), speed and spin of the moving
     bodies (summed energies over their summed mass; largest speed and spin)."""
@@ -331,7 +325,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
                 if not np.all(new.is_finite()):
                     status, message = "nonfinite", f"non-finite state at {k * dt:.6g} s"
                     break
-                records.append(_pack(new))
+                records.append(new.packed())
                 state = new
                 if at_drop and goals.transitions > transitions:
                     end = k  # a drop was drawn in this step: the generation ends with it
@@ -344,7 +338,7 @@ def _advance(ref: SceneRef, options: dict, entropy: int, variation, jobs):
             lift = (end - 1) * dt  # the last step's call counted another state
         energy, speed, spin = _measure(scene, stepper.rigid, state, start)
         contact = goals.segments.get(body, [0])[0] if status == "ok" else 0
-        arr = np.stack(records) if records else np.zeros((0, *_pack(state).shape))
+        arr = np.stack(records) if records else np.zeros((0, *state.packed().shape))
         out.append(
             (slot, state, hints, goals.segments, goals.transitions, arr, status, message,
              energy, speed, spin, start, contact, memory, lift, end)
@@ -557,7 +551,7 @@ def smc_reverse_runs(
         _close()
     runs = []
     for p in parts:
-        first = _pack(p.start)[None]
+        first = p.start.packed()[None]
         states = np.concatenate([first, *p.history], axis=0)[::-1].copy()
         runs.append(SMCRun(p.root, states, p.status, p.message, p.phi, p.transitions, p.lift))
     return SMCResult(

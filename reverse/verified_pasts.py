@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from reverse.markov import classify
-from reverse.markov_training import body_kinematics, distinct_contacts
+from reverse.markov_training import body_kinematics, distinct_contacts, training_world
+from reverse.markov_training import close_training_world as close_world
 from reverse.plausibility import RunRecord, compare_with_throws, format_table, stream_entropy
 from reverse.verify import (
     DEFAULT_BUDGET,
@@ -131,30 +132,8 @@ def verify_settings(
 
 
 # ----------------------------------------------------------------------------- one process
-_WORLD: dict = {}  # this process's training world, keyed by its recipe
-
-
-def training_world(recipe) -> tuple:
-    """This process's ``(scene, engine, body)`` for ``recipe = (scene path, overrides, dt)``:
-    the world the throws run in (module docstring), built once per process and recipe."""
-    if _WORLD.get("recipe") != recipe:
-        from reverse.markov_training import box_ground, thrown_body
-        from workbench.scene.loader import load_scene
-        from workbench.sim.engine import Engine
-
-        close_world()
-        path, overrides, dt = recipe
-        scene = box_ground(load_scene(path, dict(overrides)).with_settings(dt=dt))
-        _WORLD.update(recipe=recipe, scene=scene, body=thrown_body(scene))
-        _WORLD["engine"] = Engine(scene, visual=False)
-    return _WORLD["scene"], _WORLD["engine"], _WORLD["body"]
-
-
-def close_world() -> None:
-    """Close this process's training world (the serial executor builds it in the caller)."""
-    if "engine" in _WORLD:
-        _WORLD.pop("engine").close()
-    _WORLD.clear()
+# The training's world is the throws' own (reverse.markov_training.training_world, also
+# exported here with close_world), so a worker holds one PyBullet world for both.
 
 
 def _contact_state(engine, body: int) -> int:
@@ -255,7 +234,7 @@ def verified_task(recipe, settings: dict, entropy: int, item) -> VerifiedRun:
     )  # fmt: skip
     if out.status == "refined":
         s = out.state
-        best = State(s[:, :3], s[:, 3:7], s[:, 7:10], s[:, 10:13])
+        best = State.from_packed(s)
         res.states, res.kinematics, fwd, _ = record_verified(engine, scene, body, best, duration)
         res.earliest = s
         final = ends[1]

@@ -343,12 +343,6 @@ class VerifyOutcome:
         )
 
 
-def _pack(state: State) -> np.ndarray:
-    return np.concatenate(
-        [state.position, state.orientation, state.linear_velocity, state.angular_velocity], axis=1
-    )
-
-
 def _candidate(base: State, moving, z: np.ndarray, scales: np.ndarray) -> State:
     """``base`` with the moving bodies' poses and velocities changed by ``z * scales``, 12 per
     body: Δx, rotation vector (world frame), Δv, Δω."""
@@ -551,8 +545,7 @@ def verify_in(
     ``item``'s records, the fixed ones too: they must be that world's."""
     run, index, first, last, duration = item
     t0 = time.perf_counter()
-    earliest = State(first[:, :3], first[:, 3:7], first[:, 7:10], first[:, 10:13])
-    final = State(last[:, :3], last[:, 3:7], last[:, 7:10], last[:, 10:13])
+    earliest, final = State.from_packed(first), State.from_packed(last)
     tolerance, radius, budget = settings["tolerance"], settings["radius"], settings["budget"]
     settle = settings.get("settle", SETTLE_TIME)  # conditioned pasts: 0, rest by the duration
     try:
@@ -592,7 +585,7 @@ def verify_in(
     msg = "" if ok else ("did not come to rest" if not fwd.at_rest else "outside the tolerance")
     return VerifyOutcome(
         run, index, "refined" if ok else "not refined", msg, fwd.at_rest, dp, da, dp0, da0, runs,
-        fwd.time, _pack(best), shift, turn, dv, dw, time.perf_counter() - t0,
+        fwd.time, best.packed(), shift, turn, dv, dw, time.perf_counter() - t0,
     )  # fmt: skip
 
 
@@ -632,7 +625,7 @@ def verify_runs(
     items = []
     for r, (index, traj) in enumerate(runs):
         duration = float(traj.time[-1] - traj.time[0])
-        first, last = _pack(traj.state(0)), _pack(traj.state(-1))
+        first, last = traj.state(0).packed(), traj.state(-1).packed()
         items.append((r, int(index), first, last, duration))
     out: list[VerifyOutcome] = []
     with executor_for(workers, scheduler, executor, len(items)) as ex:

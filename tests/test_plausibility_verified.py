@@ -53,25 +53,10 @@ def test_a_throw_replayed_from_its_first_record_is_recorded_as_the_throw():
     throw = run_throws(recipe[0], 1, 7, dt=DT, duration=0.5, kinematics=True)[0]
     try:
         scene, engine, body = training_world(recipe)
-        from reverse.markov_training import sample_throw, throw_rng
-        from workbench.sim.frames import box_reach
+        from reverse.markov_training import throw_release
 
-        engine.rebuild()
-        lo, hi = engine.aabb(body)
-        st = engine.state()
-        top = float(engine.aabb(0)[1][2])
-        t = sample_throw(
-            throw_rng(7, 0), st.position[body, :2], top, box_reach(lo, hi, st.position[body])
-        )
-        pos, q = st.position.copy(), st.orientation.copy()
-        v, w = st.linear_velocity.copy(), st.angular_velocity.copy()
-        pos[body], q[body], v[body], w[body] = (
-            t.position,
-            t.orientation,
-            t.linear_velocity,
-            t.angular_velocity,
-        )
-        states, kin, fwd, _ = record_verified(engine, scene, body, State(pos, q, v, w), 0.5)
+        _, release = throw_release(engine, scene, body, 7, 0)
+        states, kin, fwd, _ = record_verified(engine, scene, body, release, 0.5)
     finally:
         close_world()
     assert states.shape == throw.states.shape == (121,)

@@ -105,6 +105,19 @@ class State:
     def n_bodies(self) -> int:
         return self.position.shape[0]
 
+    def packed(self) -> np.ndarray:
+        """Shape (n, 13): position, body-frame quaternion (x, y, z, w), linear and angular
+        velocity of every body (:meth:`from_packed` reads it back)."""
+        return np.concatenate(
+            [self.position, self.orientation, self.linear_velocity, self.angular_velocity], axis=1
+        )
+
+    @classmethod
+    def from_packed(cls, a) -> State:
+        """The state of :meth:`packed`'s array ``a`` (n, 13)."""
+        a = np.asarray(a, dtype=float)
+        return cls(a[:, :3], a[:, 3:7], a[:, 7:10], a[:, 10:13])
+
     def is_finite(self) -> np.ndarray:
         """Boolean mask, shape (n,), true where every component of a body's state is finite."""
         ok = np.ones(self.n_bodies, dtype=bool)
