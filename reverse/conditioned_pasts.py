@@ -9,9 +9,10 @@ the throw law would have, given that it ends at this pose" (Twigg & James 2008 [
 backward runs to match exactly these statistics):
 
 1. *Throw.* Run ``i`` draws a release from the training's throw law
-   (:func:`reverse.markov_training.sample_throw`, stream ``(entropy, i)``, the throws' own
+   (:func:`reverse.markov_training.throw_release`, stream ``(entropy, i)``, the throws' own
    convention) and PyBullet runs it for the duration (:func:`reverse.verify.forward_to_rest`
-   with no settling time), recorded as a throw (:func:`reverse.verified_pasts.record_verified`).
+   with no settling time); a throw kept by the condition is run again, recorded as a throw
+   (:func:`reverse.verified_pasts.record_verified`: the same run bit for bit, checked).
 2. *Condition.* Gravity and a flat ground are invariant under turns about the vertical and
    horizontal shifts, so a run at rest at the end of the duration (speeds under
    :data:`reverse.verify.REST_SPEED` and :data:`~reverse.verify.REST_SPIN` for its last

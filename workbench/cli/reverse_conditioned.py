@@ -77,7 +77,11 @@ _CONDITIONED_FIELDS = {
     "carry_angle": ("deg", "the same: rotation angle from the final orientation"),
     "residual_position": ("m", "kept past: its rest position's distance from the final one"),
     "residual_angle": ("deg", "kept past: its rest orientation's angle from the final one"),
-    "pybullet_runs": ("1", "PyBullet forward runs of the throw, its refinement and its record"),
+    "pybullet_runs": (
+        "1",
+        "PyBullet forward runs: the throw, its record when on the face, the refinement's and "
+        "the past's record",
+    ),
     "rest_time": ("s", "kept past: time from its earliest state to rest"),
     "message": ("", "why the throw was not kept (first 120 bytes)"),
 }
