@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import stat
 import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -42,7 +43,7 @@ from workbench.scene.fields import (
 )
 from workbench.scene.random_inputs import BodyUncertainty
 from workbench.scene.urdf import UrdfModel
-from workbench.scene.urdf_body import RandomLink, resolve_urdf
+from workbench.scene.urdf_body import RandomLink, checked_urdf_model, resolve_urdf
 
 __all__ = [
     "Sphere",
@@ -219,7 +220,7 @@ class Material(StrictModel):
 
     PyBullet combines the two bodies of a contact by *product* for friction and restitution,
     μ = μ_A μ_B and e = e_A e_B, but rolling and spinning friction by ρ = ρ_A μ_B + ρ_B μ_A
-    (measured in 8 combinations; see ``reverse/contacts.py``). The workbench default friction
+    (measured in 8 combinations; see ``reverse/runs/contacts.py``). The workbench default friction
     is 1 (not PyBullet's 0.5), the neutral element of the product, so the μ you give one body is
     the effective μ against a body that does not say. Restitution defaults to 0 (inelastic) as in
     PyBullet; a bounce needs restitution on *both* bodies (e.g. ground 1, ball 0.6 → 0.6).
@@ -510,17 +511,51 @@ def resolve_file(name: str, base_dir: str | None) -> Path | None:
     return None
 
 
+def _not_a_regular_file(name: str, base_dir: str | None) -> str | None:
+    """What ``name`` is when it exists next to the scene but is no regular file (a directory, a
+    FIFO, a device: reading one would block or fail), or None."""
+    p = Path(name)
+    candidate = p if p.is_absolute() else Path(base_dir or ".") / p
+    try:
+        mode = candidate.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _missing_file(kind: str, name: str, base_dir: str | None, where: str) -> PydanticCustomError:
+    """The refusal of a mesh or URDF ``file:`` that is not found, or is no regular file."""
+    what = _not_a_regular_file(name, base_dir)
+    if what is not None:
+        return PydanticCustomError(
+            "file",
+            "{kind} file '{file}' is {what}, expected a regular file",
+            {"kind": kind, "file": name, "what": what},
+        )
+    return PydanticCustomError(
+        "file",
+        "{kind} file '{file}' not found ({where})",
+        {"kind": kind, "file": name, "where": where},
+    )
+
+
 def _check_urdf(shape: Urdf, base_dir: str | None) -> Path:
-    """The resolved file of a URDF body; refuses one that is missing or is not URDF: XML whose
-    root element is ``<robot>`` (only the root is read, so this is cheap; PyBullet may still
-    refuse the rest, which the engine reports naming the file)."""
+    """The resolved file of a URDF body; refuses one that is missing, is not URDF (XML whose
+    root element is ``<robot>``), or whose tree or numbers are faulty
+    (:func:`~workbench.scene.urdf_body.checked_urdf_model`); PyBullet may still refuse the rest,
+    which the engine reports naming the file."""
     path = resolve_file(shape.file, base_dir)
     if path is None:
-        raise PydanticCustomError(
-            "file",
-            "URDF file '{file}' not found (relative to the scene's folder or in PyBullet's data)",
-            {"file": shape.file},
-        )
+        where = "relative to the scene's folder or in PyBullet's data"
+        raise _missing_file("URDF", shape.file, base_dir, where)
     try:
         for _, element in ElementTree.iterparse(path, events=("start",)):
             root = element.tag
@@ -540,17 +575,14 @@ def _check_urdf(shape: Urdf, base_dir: str | None) -> Path:
             "'{file}' is not a URDF file: its root element is <{root}>, expected <robot>",
             {"file": shape.file, "root": root},
         )
+    checked_urdf_model(path, shape)  # the whole tree and its numbers (cached: read once)
     return path
 
 
 def _mesh_properties(shape: Mesh, base_dir: str | None):
     path = resolve_file(shape.file, base_dir)
     if path is None:
-        raise PydanticCustomError(
-            "file",
-            "mesh file '{file}' not found (relative to the scene's folder)",
-            {"file": shape.file},
-        )
+        raise _missing_file("mesh", shape.file, base_dir, "relative to the scene's folder")
     try:
         return _mesh_file_properties(str(path), shape.scale3, path.stat().st_mtime_ns)
     except PydanticCustomError:

@@ -27,6 +27,7 @@ how random links reach PyBullet, which cannot move a link's inertial frame after
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from workbench.errors import WorkbenchError
 from workbench.scene.inertia import principal_frame
 
 __all__ = [
@@ -53,8 +55,10 @@ DEFAULT_MASS = 1.0
 DEFAULT_INERTIA = (1.0, 1.0, 1.0)
 
 
-class UrdfError(ValueError):
-    """A URDF file that cannot be read as a tree of links; the message names file and element."""
+class UrdfError(WorkbenchError, ValueError):
+    """A URDF file that cannot be read as a tree of links, or whose numbers are not physical;
+    the message names file and element. A :class:`~workbench.errors.WorkbenchError`, so that one
+    escaping the scene's validation is still one line (the scene reports it first, located)."""
 
 
 @dataclass(frozen=True)
@@ -186,8 +190,9 @@ def read_urdf(path: str | Path, global_scaling: float = 1.0) -> UrdfModel:
     path = Path(path)
     try:
         robot = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise UrdfError(f"'{path.name}' cannot be read as URDF: {exc}") from None
+    except (ET.ParseError, OSError, ValueError) as exc:
+        problem = " ".join(str(exc).split())
+        raise UrdfError(f"'{path.name}' cannot be read as URDF: not XML ({problem})") from None
     if robot.tag != "robot":
         raise UrdfError(f"'{path.name}': root element <{robot.tag}>, expected <robot>")
     s = float(global_scaling)
@@ -201,21 +206,30 @@ def read_urdf(path: str | Path, global_scaling: float = 1.0) -> UrdfModel:
         elements[name] = link
     joints: list[UrdfJoint] = []
     for j in robot.findall("joint"):
-        joints.append(_joint(path, j, elements))
+        try:
+            joints.append(_joint(path, j, elements))
+        except UrdfError as exc:
+            if str(exc).startswith(f"'{path.name}'"):
+                raise
+            raise UrdfError(f"'{path.name}': joint '{j.get('name')}': {exc}") from None
     children = {j.child for j in joints}
     roots = [name for name in elements if name not in children]
+    if not elements:
+        raise UrdfError(f"'{path.name}': no <link>; expected at least one")
     if len(roots) != 1:
-        raise UrdfError(
-            f"'{path.name}': expected one root link, found {len(roots)} ({', '.join(roots)})"
-        )
+        found = f"{len(roots)} ({', '.join(roots)})" if roots else "none (a loop)"
+        raise UrdfError(f"'{path.name}': expected one root link, found {found}")
     by_parent: dict[str, list[UrdfJoint]] = {}
     for j in joints:
         by_parent.setdefault(j.parent, []).append(j)
     links: list[UrdfLink] = []
 
     def visit(name: str, joint: UrdfJoint | None) -> None:  # depth first, file order
-        inertial, given = _inertial(path, elements[name], s)
-        collisions = _collisions(path, elements[name], s)
+        try:
+            inertial, given = _inertial(path, elements[name], s)
+            collisions = _collisions(path, elements[name], s)
+        except UrdfError as exc:
+            raise UrdfError(f"'{path.name}': link '{name}': {exc}") from None
         links.append(UrdfLink(name, len(links) - 1, joint, inertial, given, collisions))
         for child_joint in by_parent.get(name, ()):
             visit(child_joint.child, child_joint)
@@ -264,6 +278,11 @@ def _inertial(path: Path, link: ET.Element, s: float) -> tuple[UrdfInertial, boo
         return UrdfInertial(DEFAULT_MASS, np.zeros(3), np.diag(DEFAULT_INERTIA)), False
     mass_el = el.find("mass")
     mass = _attr(mass_el, "value")
+    # A mass of 0 is PyBullet's static link (17 links of pybullet_data's files declare it);
+    # a negative or non-finite one is no mass at all: PyBullet loads it and the body hangs in
+    # the air or its state turns NaN (issue 39).
+    if mass is not None and not (math.isfinite(mass) and mass >= 0.0):
+        raise UrdfError(f"<mass value='{mass_el.get('value')}'>: expected a finite mass >= 0 kg")
     origin = el.find("origin")
     xyz = _floats(origin.get("xyz") if origin is not None else None, 3, 0.0)
     rpy = _floats(origin.get("rpy") if origin is not None else None, 3, 0.0)
@@ -277,6 +296,11 @@ def _inertial(path: Path, link: ET.Element, s: float) -> tuple[UrdfInertial, boo
             [v["ixz"], v["iyz"], v["izz"]],
         ]
     )
+    if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
+        raise UrdfError("<inertial><origin>: expected finite xyz and rpy")
+    bad = [k for k in names if not math.isfinite(v[k])]
+    if bad:
+        raise UrdfError(f"<inertia {bad[0]}='{i.get(bad[0])}'>: expected a finite number")
     R = Rotation.from_euler("xyz", rpy).as_matrix()  # fixed-axis roll, pitch, yaw
     inertia = R @ local @ R.T  # not scaled: the module docstring
     return UrdfInertial(float(mass or 0.0), xyz * s, inertia), True

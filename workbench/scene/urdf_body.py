@@ -23,7 +23,7 @@ from workbench.scene.fields import did_you_mean
 from workbench.scene.random_inputs import ALL_LINKS, LinkUncertainty
 from workbench.scene.urdf import UrdfCollision, UrdfError, UrdfModel, read_urdf
 
-__all__ = ["LinkInertial", "RandomLink", "urdf_model", "resolve_urdf"]
+__all__ = ["LinkInertial", "RandomLink", "urdf_model", "checked_urdf_model", "resolve_urdf"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,36 @@ def urdf_model(path: Path, global_scaling: float = 1.0) -> UrdfModel:
         return _read_urdf_cached(str(path), float(global_scaling), path.stat().st_mtime_ns)
     except (UrdfError, OSError) as exc:
         raise PydanticCustomError("file", "{err}", {"err": str(exc)}) from None
+
+
+def checked_urdf_model(path: Path, shape) -> UrdfModel:
+    """The URDF model of a body's ``shape`` (a ``Urdf``) at ``path``, read in full and checked as
+    a scene's own bodies are: every structural fault and every mass that is not finite and >= 0
+    is refused by the reader; with ``shape.inertia: file`` (PyBullet keeps the file's tensors)
+    every link of positive mass needs an admissible inertia
+    (:func:`~workbench.scene.inertia.inertia_problem`). With ``inertia: collision`` PyBullet
+    replaces the tensors by the collision shapes' own, so the file's are not checked (1039
+    links of pybullet_data's files declare tensors that are not positive definite).
+
+    Raises
+    ------
+    pydantic_core.PydanticCustomError
+        Of type ``file``, naming the file, the link and what was expected.
+    """
+    model = urdf_model(path, shape.global_scaling)
+    if shape.inertia == "file":
+        for link in model.links:
+            if not link.inertial_given or link.inertial.mass == 0.0:
+                continue
+            problem = _inertia.inertia_problem(link.inertial.inertia)
+            if problem is not None:
+                raise PydanticCustomError(
+                    "file",
+                    "'{file}': link '{link}': <inertia>: expected {problem} (shape.inertia: "
+                    "file keeps the file's tensor)",
+                    {"file": path.name, "link": link.name, "problem": problem},
+                )
+    return model
 
 
 @functools.lru_cache(maxsize=32)
