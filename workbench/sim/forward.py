@@ -13,6 +13,7 @@ Before a run, :func:`run_size_problem` estimates its steps and the memory of its
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +22,14 @@ from workbench.errors import SceneError, SimulationError
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.observers import kinetic_energy, observer_channel, observer_info
-from workbench.sim.state import Trajectory
+from workbench.sim.state import (
+    MAX_COORDINATE,
+    QUATERNION_NORM_TOL,
+    Trajectory,
+    first_state_problem,
+    state_problem_text,
+    state_problems,
+)
 
 __all__ = [
     "run_scene",
@@ -31,6 +39,7 @@ __all__ = [
     "MAX_STEPS",
     "MAX_RECORD_BYTES",
     "MAX_COORDINATE",
+    "QUATERNION_NORM_TOL",
     "Overlap",
     "OVERLAP_WARNING",
     "start_overlap",
@@ -219,7 +228,8 @@ def run_scene(
     -------
     Trajectory
         ``status`` is ``"ok"``, or ``"nonfinite"`` with the records before the failure (a
-        non-finite, saturated or degenerate state: :func:`_state_problems`).
+        non-finite, saturated or degenerate state:
+        :func:`~workbench.sim.state.state_problems`; or a non-finite kinetic energy).
 
     Raises
     ------
@@ -235,7 +245,7 @@ def run_scene(
     else:
         engine.rebuild(scene, mass_overrides=mass_overrides)
     try:
-        return _run(scene, engine, progress)
+        return _held_to_bounds(scene, _run(scene, engine, progress))
     except MemoryError:
         raise SimulationError(
             f"{scene.source}: out of memory for the records of {len(scene.bodies)} bodies over "
@@ -246,19 +256,6 @@ def run_scene(
         if own:
             engine.close()
 
-
-#: Largest coordinate of a position taken as a motion, m. PyBullet does not overflow to inf: it
-#: saturates coordinates at 1e30 (Bullet's ``BT_LARGE_FLOAT``; measured: a sphere pushed by
-#: 1e308 N, or falling at 1e308 m/s^2, sits at exactly 1e30 m and the run ended ``ok``). At 1e15 m
-#: a double resolves 0.125 m, coarser than the bodies a scene holds, so beyond it a position no
-#: longer describes a motion.
-MAX_COORDINATE = 1e15
-
-#: Largest deviation from 1 of a recorded quaternion's norm. PyBullet renormalises every step
-#: (measured over box_stack5, mesh_tumble and pendulum_chain: within 2.3e-16 of 1); a deviation
-#: beyond the scene reader's tolerance for a given quaternion (a zero quaternion, which made
-#: scipy raise "zero norm quaternions") is a broken state.
-QUATERNION_NORM_TOL = 1e-3
 
 #: Records between non-finite checks. The check is vectorized over the batch; a failing run
 #: therefore stops at most this many records after the failure (and keeps all before it).
@@ -305,7 +302,7 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         """Index of the first record from ``start`` on with a non-finite, saturated or
         degenerate state, or None."""
         block = np.asarray(rows[start:], dtype=float).reshape(len(rows) - start, m, 13)
-        bad = _state_problems(block).any(axis=1)
+        bad = state_problems(block).any(axis=1)
         return start + int(np.argmax(bad)) if bad.any() else None
 
     advance = engine.stepper()  # advance(first, count): steps first, ..., first + count - 1
@@ -361,11 +358,11 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
         )
         if n_ok == 0:  # nothing to keep: the scene's own initial state is not a motion
             row = flat[0]
-            j = int(np.flatnonzero(_state_problems(row[None])[0])[0])
+            j = int(np.flatnonzero(state_problems(row[None])[0])[0])
             raise SceneError(
                 scene.source,
                 f"bodies[{tracked[j]}]" if tracked[j] < n else "bodies",
-                f"its initial state in PyBullet is a {_state_problem_text(row[j : j + 1])}; "
+                f"its initial state in PyBullet is a {state_problem_text(row[j : j + 1])}; "
                 f"expected a centre of mass within {MAX_COORDINATE:g} m and finite velocities",
             )
     flat = flat[:n_ok]
@@ -425,6 +422,33 @@ def _run(scene: Scene, engine: Engine, progress) -> Trajectory:
     )
 
 
+def _held_to_bounds(scene: Scene, traj: Trajectory) -> Trajectory:
+    """``traj``, or, when it says ``ok`` with a record that is not a motion after all (every
+    state and record time: :func:`~workbench.sim.state.first_state_problem`; and its kinetic
+    energy: finite states with infinite energy, e.g. a speed of 1e200 m/s, or masses that are
+    not numbers), its records before that one, marked ``nonfinite``. The recording loop checks
+    the states already; this is the last word before ``ok`` on everything that is recorded."""
+    if traj.status != "ok":
+        return traj
+    found = first_state_problem(traj)
+    energy = np.asarray(traj.diagnostics.get("kinetic_energy", np.zeros(traj.n_times)))
+    with np.errstate(invalid="ignore"):
+        bad_energy = ~np.isfinite(energy)
+    if bad_energy.any():
+        k = int(np.argmax(bad_energy))
+        if found is None or k < found[0]:
+            t = float(traj.time[k])
+            found = (k, f"non-finite kinetic energy at t = {t:.6g} s")
+    if found is None:
+        return traj
+    k, what = found
+    if k == 0:
+        raise SceneError(scene.source, "bodies", f"its initial state in PyBullet has a {what}")
+    return dataclasses.replace(
+        traj.truncated(k), status="nonfinite", message=f"{what}; the records before it are kept"
+    )
+
+
 def _with_joints(read_row, read_joints, joint_rows: list):
     """``read_row`` that also appends the joint states of the record to ``joint_rows``."""
 
@@ -475,31 +499,9 @@ def _expand(a: np.ndarray, moving: list[int], n: int) -> np.ndarray:
     return out
 
 
-def _state_problems(block: np.ndarray) -> np.ndarray:
-    """Which bodies' states are not a motion, shape (r, m) of bool, for records ``block`` of
-    shape (r, m, 13) (position, quaternion, velocity, angular velocity): a non-finite value, a
-    coordinate beyond :data:`MAX_COORDINATE` (PyBullet's saturation) or a quaternion whose norm
-    is off by more than :data:`QUATERNION_NORM_TOL`."""
-    with np.errstate(all="ignore"):
-        nonfinite = ~np.isfinite(block).all(axis=2)
-        saturated = (np.abs(block[..., 0:3]) > MAX_COORDINATE).any(axis=2)
-        norm = np.linalg.norm(block[..., 3:7], axis=2)
-        degenerate = ~(np.abs(norm - 1.0) <= QUATERNION_NORM_TOL)
-    return nonfinite | saturated | degenerate
-
-
 def _nonfinite_message(scene: Scene, names: list[str], row: np.ndarray, t: float) -> str:
     """What went wrong in ``row``, shape (m, 13), the first bad record, at time ``t``."""
-    bad = _state_problems(row[None])[0]
+    bad = state_problems(row[None])[0]
     which = ", ".join(repr(names[j]) for j in np.flatnonzero(bad))
-    what = _state_problem_text(row[bad])
+    what = state_problem_text(row[bad])
     return f"{what} of body {which} at t = {t:.6g} s; the records before it are kept"
-
-
-def _state_problem_text(r: np.ndarray) -> str:
-    """What is wrong with the states ``r``, shape (k, 13), of the bodies that have a problem."""
-    if not np.isfinite(r).all():
-        return "non-finite state"
-    if (np.abs(r[:, 0:3]) > MAX_COORDINATE).any():
-        return f"diverged state (a coordinate beyond {MAX_COORDINATE:g} m)"
-    return "degenerate orientation (a quaternion that is not of unit norm)"

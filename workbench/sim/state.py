@@ -36,6 +36,12 @@ __all__ = [
     "STATE_FIELDS",
     "FRAME_SLACK",
     "finite_records",
+    "MAX_COORDINATE",
+    "QUATERNION_NORM_TOL",
+    "state_problems",
+    "state_problem_text",
+    "state_in_bounds",
+    "first_state_problem",
     "check_same_bodies",
     "records_at_rate",
     "ROW_CHANNELS",
@@ -239,7 +245,90 @@ class Trajectory(RecordShape):
             ) from None
 
 
+#: Largest coordinate of a position taken as a motion, m. PyBullet does not overflow to inf: it
+#: saturates coordinates at 1e30 (Bullet's ``BT_LARGE_FLOAT``; measured: a sphere pushed by
+#: 1e308 N, or falling at 1e308 m/s^2, sits at exactly 1e30 m and the run ended ``ok``). At 1e15 m
+#: a double resolves 0.125 m, coarser than the bodies a scene holds, so beyond it a position no
+#: longer describes a motion.
+MAX_COORDINATE = 1e15
+
+#: Largest deviation from 1 of a recorded quaternion's norm. PyBullet renormalises every step
+#: (measured over box_stack5, mesh_tumble and pendulum_chain: within 2.3e-16 of 1); a deviation
+#: beyond the scene reader's tolerance for a given quaternion (a zero quaternion, which made
+#: scipy raise "zero norm quaternions") is a broken state.
+QUATERNION_NORM_TOL = 1e-3
+
+
+def state_problems(block: np.ndarray) -> np.ndarray:
+    """Which rows' states are not a motion, shape (r, m) of bool, for records ``block`` of
+    shape (r, m, 13) (position, quaternion, velocity, angular velocity): a non-finite value, a
+    coordinate beyond :data:`MAX_COORDINATE` (PyBullet's saturation, the README's bound) or a
+    quaternion whose norm is off by more than :data:`QUATERNION_NORM_TOL`. The one check every
+    run (forward, reverse, sampled) applies before it says ``ok``."""
+    block = np.asarray(block, dtype=float)
+    with np.errstate(all="ignore"):
+        nonfinite = ~np.isfinite(block).all(axis=2)
+        saturated = (np.abs(block[..., 0:3]) > MAX_COORDINATE).any(axis=2)
+        norm = np.linalg.norm(block[..., 3:7], axis=2)
+        degenerate = ~(np.abs(norm - 1.0) <= QUATERNION_NORM_TOL)
+    return nonfinite | saturated | degenerate
+
+
+def state_problem_text(r: np.ndarray) -> str:
+    """What is wrong with the states ``r``, shape (k, 13), of the rows that have a problem."""
+    r = np.asarray(r, dtype=float)
+    if not np.isfinite(r).all():
+        return "non-finite state"
+    if (np.abs(r[:, 0:3]) > MAX_COORDINATE).any():
+        return f"diverged state (a coordinate beyond {MAX_COORDINATE:g} m)"
+    return "degenerate orientation (a quaternion that is not of unit norm)"
+
+
+def _packed_records(traj: Trajectory) -> np.ndarray:
+    """The records of ``traj`` as shape (n_times, n_rows, 13)."""
+    return np.concatenate(
+        [
+            np.asarray(traj.position, dtype=float),
+            np.asarray(traj.orientation, dtype=float),
+            np.asarray(traj.linear_velocity, dtype=float),
+            np.asarray(traj.angular_velocity, dtype=float),
+        ],
+        axis=2,
+    )
+
+
+def state_in_bounds(state: State) -> bool:
+    """True when every body of ``state`` is a motion: finite, within :data:`MAX_COORDINATE`,
+    unit quaternions (:func:`state_problems`)."""
+    block = np.concatenate(
+        [state.position, state.orientation, state.linear_velocity, state.angular_velocity], axis=1
+    )
+    return not state_problems(block[None]).any()
+
+
+def first_state_problem(traj: Trajectory) -> tuple[int, str] | None:
+    """The first record of ``traj`` that is not a motion and what is wrong with it,
+    ``(index, "non-finite state of body 'b' at t = 0.1 s")``, or None when every record is
+    finite and within bounds (:func:`state_problems`); a run that gets a result here must not
+    report ``ok`` (README, "Limits, trust and safety"). Also flags a non-finite record time."""
+    if traj.n_times == 0:
+        return None
+    block = _packed_records(traj)
+    bad = state_problems(block)
+    times = np.asarray(traj.time, dtype=float)
+    rows_bad = bad.any(axis=1) | ~np.isfinite(times)
+    if not rows_bad.any():
+        return None
+    k = int(np.argmax(rows_bad))
+    if not bad[k].any():
+        return k, f"non-finite record time at record {k}"
+    names = ", ".join(repr(traj.body_names[j]) for j in np.flatnonzero(bad[k]))
+    return k, f"{state_problem_text(block[k][bad[k]])} of body {names} at t = {times[k]:.6g} s"
+
+
 # ------------------------------------------------------------------ helpers of the replays
+
+
 def finite_records(traj: Trajectory) -> np.ndarray:
     """Indices, shape (k,), increasing, of the records whose time, positions and orientations are
     all finite: the records a replay can show (a store pads a run stopped early with NaN)."""
