@@ -4,7 +4,7 @@ forward ratios of ``benchmarks/spelling.py`` and ``benchmarks/reverse.py``).
 Issue 17 measured the cost per step as the difference of two runs (0.25 s and 1.25 s of the
 "LO" spelling scene through the command line) divided by the steps between them, so that
 start-up (imports, scene build, PyBullet's bodies) cancels. :class:`Pace` measures the same in
-one run: it is the run's ``progress(k, n)`` callback (both :func:`reverse.run.run_reverse` and
+one run: it is the run's ``progress(k, n)`` callback (both :func:`reverse.runs.run.run_reverse` and
 :func:`workbench.sim.forward.run_scene` call it about 100 times) and keeps the wall clock at
 each call; :meth:`Pace.per_step` is the wall time between the calls at 20% and 100% of the
 steps (the issue's 0.25 s … 1.25 s window) divided by the steps between them.

@@ -46,15 +46,8 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``local 2`` (with ``--local-row``): Dask as ``workbench ensemble --scheduler local`` runs it:
   ``run_ensemble`` starts the cluster (on a thread, while the driver runs the nominal
   realization and the first tasks) and stops it, both in the clock;
-- ``helper`` (with ``--helper-row``): serial with the helper process compressing what this
-  process runs (``SERIAL_RUNNER = False``), where by default a long serial run has the helper
-  run the realizations and compresses and writes them itself;
 - ``thread`` (with ``--thread-row``): serial without any helper process (its writer thread
-  compresses); ``inline`` (with ``--inline-row``): serial with
-  no writer thread (the driver's thread compresses and writes after each task: nothing runs
-  beside the realizations); ``switch`` (with ``--switch-row``): serial with the writer
-  thread and a 0.2 ms switch interval (``SERIAL_SWITCH_SECONDS``), so that the thread gets the
-  GIL back sooner after each zlib call.
+  compresses).
 
 ``--repeat K`` runs the rows K times, interleaved (bare, pair, serial, ..., bare, pair, serial,
 ..., bare'), and ends with the median of each ratio over the repetitions. Each scene's ensemble
@@ -63,7 +56,7 @@ realizations). Fixed costs (start-up, the last uneven tasks) weigh less in longe
 ``--seconds 15`` and ``--seconds 60``. Run it on an otherwise idle machine: a 2-worker speed-up
 cannot be measured while something else uses a core.
 Usage: ``python benchmarks/ensemble.py [--seconds 40] [--repeat K] [--no-dask] [--no-pair]
-[--local-row] [--helper-row] [--thread-row] [--inline-row] [--switch-row] [--compression none]
+[--local-row] [--thread-row] [--compression none]
 [SCENE ...]``
 """
 
@@ -101,8 +94,6 @@ from workbench.sim.forward import run_scene  # noqa: E402
 
 DEFAULT_SCENES = ("random_box", "batou_soize_5body")
 
-#: Switch interval of the ``switch`` row's writer thread, s (``SERIAL_SWITCH_SECONDS``).
-SWITCH_ROW_SECONDS = 2e-4
 
 #: Serial overhead target of issue 16 (serial ÷ bare), for the pool's ceiling over such a run.
 SERIAL_TARGET = 1.05
@@ -180,21 +171,6 @@ def main(argv=None) -> int:
         help="also run serially without any helper process (its writer thread compresses)",
     )
     ap.add_argument(
-        "--helper-row",
-        action="store_true",
-        help="also run serially with the helper process compressing (SERIAL_RUNNER off)",
-    )
-    ap.add_argument(
-        "--inline-row",
-        action="store_true",
-        help="also run serially with no writer thread (compressed and written after each task)",
-    )
-    ap.add_argument(
-        "--switch-row",
-        action="store_true",
-        help=f"also run serially with a {SWITCH_ROW_SECONDS * 1e3:g} ms switch interval",
-    )
-    ap.add_argument(
         "--compression",
         choices=("gzip", "none"),
         default="gzip",
@@ -240,14 +216,8 @@ def main(argv=None) -> int:
             common = {"ref": [ref.path, [list(kv) for kv in ref.overrides]], "n": n}
             common |= {"entropy": entropy, "compression": comp}
             rows = [("serial", 1, None)]
-            if args.helper_row:
-                rows.append(("helper", 1, "helper"))
             if args.thread_row:
                 rows.append(("thread", 1, "thread"))
-            if args.inline_row:
-                rows.append(("inline", 1, "inline"))
-            if args.switch_row:
-                rows.append(("switch", 1, "switch"))
             rows.append((f"pool {w}", w, None))
             if not args.no_dask:
                 rows.append((f"dask {w}", w, "dask"))
@@ -459,12 +429,6 @@ def _run_job(text: str) -> int:
     kwargs = {"entropy": job["entropy"], "compression": job["compression"]}
     if job["kind"] == "thread":
         run_module.HELPER_MIN_SECONDS = float("inf")
-    if job["kind"] == "helper":
-        run_module.SERIAL_RUNNER = False
-    if job["kind"] == "inline":
-        run_module.SERIAL_WRITER_THREAD = False
-    if job["kind"] == "switch":
-        run_module.SERIAL_SWITCH_SECONDS = SWITCH_ROW_SECONDS
     # this module imported PyBullet; run_ensemble imports the store (h5py) and the scene loader
     # before its clock starts
     if job["kind"] == "dask":

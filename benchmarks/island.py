@@ -7,7 +7,7 @@ walled bin and settled by PyBullet at dt = 1/240 s); the reverse steps run at dt
 island (N = 100, seed 0: 97 spheres, ≈ 248 contacts, ≈ 2700 rows; 106 s per step with the
 numpy Lemke of before issue 17).
 
-Every LCP the stepper solves is intercepted (the ``solve_lcp`` that :mod:`reverse.dynamics`
+Every LCP the stepper solves is intercepted (the ``solve_lcp`` that :mod:`reverse.step.dynamics`
 calls is wrapped, not changed) and timed. Columns per step: ``rows`` of the largest island,
 ``pivots``, ``method`` (how the answer was reached: ``trivial``, ``warm`` — the previous step's
 basis verified —, ``advanced`` — Lemke's path started from that basis —, ``cold`` — Lemke from
@@ -19,21 +19,21 @@ compare on a shared machine), ``step s`` (wall time of the whole backward step).
 solve returned as ``J0, J1, …``) so that the solver can be studied without PyBullet:
 ``--load FILE.npz`` re-solves the stored problems in sequence (cold, then warm-started from the
 previous problem's basis) and prints the same columns; with ``--dense`` each cold solve is run
-twice, interleaved: as shipped (the blocked path of :mod:`reverse.lemke_kernel` from
-``reverse.lcp.BLOCKED_MIN_ROWS`` rows) and with the dense path forced (``method`` then reads
+twice, interleaved: as shipped (the blocked path of :mod:`reverse.lcp.lemke_kernel` from
+``reverse.lcp.solve.BLOCKED_MIN_ROWS`` rows) and with the dense path forced (``method`` then reads
 ``dense``), and whether the two answers are the same to the bit. ``lcp s`` is wall time
 and ``lcp cpu`` CPU time; on a loaded machine compare the pivots and the CPU times.
 
 ``--replay`` measures what the choice among the solutions of the first step's LCP does to the
 motion (the pile is statically indeterminate: the LCP has many solutions, and which one Lemke
-ends on depends on rounding, ``reverse.lcp.BLOCKED_MIN_ROWS``). After step 1 it steps the same
+ends on depends on rounding, ``reverse.lcp.solve.BLOCKED_MIN_ROWS``). After step 1 it steps the same
 state again, with the contacts that step detected, once per alternative answer of the largest
 LCP, and prints how far each alternative's post-step velocities (``v⁺ = u_move − A Wᵀ z``,
-:mod:`reverse.dynamics`) and the configuration the next step moves to are from the shipped
+:mod:`reverse.step.dynamics`) and the configuration the next step moves to are from the shipped
 answer's. The alternatives: ``--replay-block B`` (the same LCP solved with the blocked path's
-``reverse.lcp.UPDATE_BLOCK = B``) and ``--replay-z FILE.npz`` (an array ``z`` saved by
+``reverse.lcp.solve.UPDATE_BLOCK = B``) and ``--replay-z FILE.npz`` (an array ``z`` saved by
 ``--save-z FILE.npz`` from another run, e.g. with ``OPENBLAS_NUM_THREADS=2``). Every
-alternative is checked with ``reverse.lcp.lcp_residual`` first.
+alternative is checked with ``reverse.lcp.solve.lcp_residual`` first.
 
 ``OPENBLAS_NUM_THREADS`` is set to 1 unless given (see ``benchmarks/lcp.py``).
 
@@ -67,7 +67,8 @@ HEAD = (
 
 
 def _line(step, res, t_lcp, t_step, cpu=float("nan")) -> str:
-    """One table row; ``method`` is :attr:`reverse.lcp.LCPResult.start` (``trivial``, ``warm``,
+    """One table row; ``method`` is :attr:`reverse.lcp.solve.LCPResult.start` (``trivial``,
+    ``warm``,
     ``advanced``, ``cold``) or ``ladder`` when the fallback ladder gave (or failed to give) the
     answer."""
     status = res.status + (f" ({res.fallback})" if res.fallback else "")
@@ -92,10 +93,10 @@ def run_scene_steps(
     ``--replay`` comparison (module docstring) when alternatives are given. Returns its rows
     (:func:`_replay`; empty without alternatives)."""
     from benchmarks.reverse import DT, bin_scene, settle
-    from reverse import dynamics
-    from reverse.hints import HintPolicy
-    from reverse.run import build_stepper
-    from reverse.stepper import StepSettings
+    from reverse.goals.hints import HintPolicy
+    from reverse.runs.run import build_stepper
+    from reverse.step import dynamics
+    from reverse.step.stepper import StepSettings
 
     data = bin_scene(n, np.random.default_rng(seed), settle_s)
     scene, wall, _ = settle(data)
@@ -188,8 +189,8 @@ def _replay(stepper, policy, start, out, contacts, M, q, res, alts, before) -> l
     moves (``dz``, ``dv`` m/s, ``dw`` rad/s, and the next configuration's ``dx`` m, ``dq``).
     The first alternative given is the shipped answer itself: its zeros show that the replay
     reproduces the step."""
-    from reverse import dynamics
-    from reverse.integration import backward_configuration
+    from reverse.step import dynamics
+    from reverse.step.integration import backward_configuration
 
     rigid, dt = stepper.rigid, stepper.settings.dt
     ref_cfg = backward_configuration(out, rigid, dt)
@@ -241,7 +242,7 @@ def _replay(stepper, policy, start, out, contacts, M, q, res, alts, before) -> l
 
 
 def _timed(M, q, dense: bool):
-    """One cold :func:`reverse.lcp.solve_lcp`, optionally with the dense path forced; returns
+    """One cold :func:`reverse.lcp.solve.solve_lcp`, optionally with the dense path forced; returns
     the result, wall and CPU seconds."""
     shipped = lcp.BLOCKED_MIN_ROWS
     if dense:

@@ -6,14 +6,15 @@ other, about four contacts per body; per contact a normal row, 4 pyramid frictio
 slack row with μ ∈ [0.2, 1], so n = 6·contacts; dt = 10 ms, random body velocities plus a gravity
 step). Columns:
 
-- ``n``: problem size; ``status``: :attr:`reverse.lcp.LCPResult.status` of the compiled path
+- ``n``: problem size; ``status``: :attr:`reverse.lcp.solve.LCPResult.status` of the compiled path
   (``fallback`` is shown after it when a rung of the fallback ladder produced the answer);
   ``pivots``: Lemke pivots (including the first one, where the artificial variable enters);
   ``same``: ``=`` when the compiled path and the numpy reference return bit-identical ``z`` (and
   the same basis), ``~`` when they agree only to 1e-12, ``≠`` otherwise;
-- ``compiled µs``: :func:`reverse.lcp.solve_lcp` (numba kernel, :mod:`reverse.lemke_kernel`),
+- ``compiled µs``: :func:`reverse.lcp.solve.solve_lcp` (numba kernel,
+:mod:`reverse.lcp.lemke_kernel`),
   median of the repeats, *verification included* (equilibration, Lemke, the re-solve of the final
-  basis and :func:`reverse.lcp.lcp_residual` on the caller's problem);
+  basis and :func:`reverse.lcp.solve.lcp_residual` on the caller's problem);
 - ``warm µs``: the same, warm-started from its own basis (no pivots: a principal solve and the
   verification);
 - ``numpy µs``: ``solve_lcp(..., engine="numpy")``, the reference implementation, and ``×`` the
@@ -23,7 +24,7 @@ step). Columns:
   ``lcp_residual`` outside the timing; ``!`` marks one above ``VERIFY_RTOL``);
 - ``drake µs``: ``pydrake.solvers.MobyLCPSolver.SolveLcpLemke``, when pydrake is importable,
   solve only (checked the same way);
-- ``residual``: :func:`reverse.lcp.lcp_residual` of the compiled answer.
+- ``residual``: :func:`reverse.lcp.solve.lcp_residual` of the compiled answer.
 
 A constant row gives the published C++ anchor: DART's Dantzig solver, 2 µs at n = 12 and 18 µs at
 n = 48 (a boxed-LCP pivoting solver without verification).
@@ -59,7 +60,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks._table import print_head, timed  # noqa: E402
-from reverse.lcp import VERIFY_RTOL, lcp_residual, solve_lcp  # noqa: E402
+from reverse.lcp.solve import VERIFY_RTOL, lcp_residual, solve_lcp  # noqa: E402
 from tests.lcp_problems import random_contact_lcp  # noqa: E402
 
 SIZES = (12, 24, 48, 120, 300, 600, 1200)
@@ -122,7 +123,7 @@ def warmup() -> None:
     code = (
         "import time; t = time.perf_counter()\n"
         "import numpy as np\n"
-        "from reverse.lcp import solve_lcp\n"
+        "from reverse.lcp.solve import solve_lcp\n"
         "r = solve_lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), -np.ones(2))\n"
         "assert r.solved and r.start == 'cold'\n"
         "print(time.perf_counter() - t)\n"

@@ -3,7 +3,7 @@
 
 For each scene: ``n`` forward PyBullet throws (the training's throw distribution), ``n`` more (the
 noise floor) and ``n`` backward runs from the scene's state with the table
-(:func:`reverse.plausibility.measure`), each backward run turned to a random heading and, unless
+(:func:`reverse.pasts.measure.measure`), each backward run turned to a random heading and, unless
 ``--hints`` says otherwise, given a sliding hint in a random horizontal direction at a speed
 uniform in [0, 1.5] m/s (the backward sample of docs/reverse.md, "Quantitative check"). It prints
 the per-statistic table (medians, total-variation distance forward vs backward and its
@@ -35,7 +35,7 @@ run's final pose, PyBullet's motion from it recorded as a throw, unrefined runs 
 counted), with the verification's share refined, PyBullet runs and seconds per run.
 
 With ``--conditioned`` another table compares *conditioned forward pasts* with the throws
-(:mod:`reverse.conditioned_pasts`, ``workbench reverse --conditioned``: throws resting on the
+(:mod:`reverse.pasts.conditioned`, ``workbench reverse --conditioned``: throws resting on the
 final face at the end of the duration, carried onto the final pose by the flat ground's symmetry
 and confirmed by PyBullet). Each compared sample ends with an acceptance line: the largest
 distance ratio, the flight share against forward's, the classifier's accuracy and the share of
@@ -58,11 +58,11 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before benchmarks/, whose reverse.py would shadow the package
 
-from reverse.hints import load_hint_distribution, parse_hint_distribution  # noqa: E402
-from reverse.markov import load_model  # noqa: E402
-from reverse.plausibility import format_table, measure  # noqa: E402
-from reverse.sampling import RunVariation  # noqa: E402
-from reverse.stepper import StepSettings  # noqa: E402
+from reverse.goals.hints import load_hint_distribution, parse_hint_distribution  # noqa: E402
+from reverse.goals.markov import load_model  # noqa: E402
+from reverse.pasts.measure import format_table, measure  # noqa: E402
+from reverse.runs.sampling import RunVariation  # noqa: E402
+from reverse.step.stepper import StepSettings  # noqa: E402
 from uncertainty.two_sample import total_variation  # noqa: E402
 from workbench.scene.catalog import find_data, find_scene  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
@@ -91,7 +91,7 @@ def _doc_distances(comparison, duration: float) -> str:
     return "docs/reverse.md bins (0.1 s, 5 transitions): " + "; ".join(out)
 
 
-#: Names of :func:`reverse.plausibility.run_features`' columns, in order.
+#: Names of :func:`reverse.pasts.measure.run_features`' columns, in order.
 FEATURES = (
     "liftoff", "transitions", "share free", "share vertex", "share edge", "mean dwell free",
     "mean dwell vertex", "mean dwell edge", "mean dwell face", "log1p earliest speed",
@@ -113,7 +113,7 @@ def _first_contact(records, dt: float) -> np.ndarray:
 def _from_first_contact(records) -> list:
     """The ok runs cut to begin at their first record in contact (the fall before it dropped):
     the measure of motions compared from their first landing on, whatever their release."""
-    from reverse.plausibility import RunRecord
+    from reverse.pasts.measure import RunRecord
 
     out = []
     for r in records:
@@ -143,7 +143,7 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
     (with its square, as the full test), and on all but it; plus two features the test does not
     see (time to first contact, earliest height), alone. Folds from SeedSequence(seed,
     spawn_key=(5, j)) (the comparison's streams are 0-3)."""
-    from reverse.plausibility import RunRecord, run_features, run_statistics
+    from reverse.pasts.measure import RunRecord, run_features, run_statistics
     from uncertainty.two_sample import classifier_accuracy
 
     def accuracy(a, b, key: int) -> float:
@@ -228,10 +228,10 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
 
 def _release_check(run, recipe) -> str:
     """Where the earliest states lie against the throws' release law (THROW of
-    reverse/markov_training.py: centre height from clearance 0.05-0.3 m plus the body's reach,
+    reverse/pasts/training.py: centre height from clearance 0.05-0.3 m plus the body's reach,
     downward or no vertical velocity, horizontal components within +-2 m/s, each spin component
     within +-10 rad/s): a past of the same length as a throw must start as a throw does."""
-    from reverse.markov_training import THROW, close_training_world, ground_top, training_world
+    from reverse.pasts.training import THROW, close_training_world, ground_top, training_world
     from workbench.sim.frames import box_reach
 
     scene, engine, body = training_world(recipe)
@@ -270,7 +270,7 @@ def _release_check(run, recipe) -> str:
 
 
 def _verified_records(run):
-    from reverse.plausibility import RunRecord
+    from reverse.pasts.measure import RunRecord
 
     return [
         RunRecord(r.states, r.kinematics) if r.status == "refined"
@@ -285,7 +285,7 @@ def _selected_throws(run, dt: float, seed: int) -> str:
     of the duration). What they show apart from the throws is the conditioning's doing, which
     no past of this final pose can avoid; what the confirmed pasts show beyond it is the carry's
     and the refinement's."""
-    from reverse.plausibility import RunRecord, compare, stream_entropy
+    from reverse.pasts.measure import RunRecord, compare, stream_entropy
 
     selected = [
         RunRecord(r.throw_states, r.throw_kinematics) for r in run.samples["conditioned_runs"]
@@ -302,13 +302,13 @@ def _selected_throws(run, dt: float, seed: int) -> str:
 
 def _pose_reference(run, path, dt: float, duration: float, seed: int, workers: int) -> str:
     """The measure against forward runs *that end at the final pose*: two samples of throws
-    selected by the condition (reverse.conditioned_pasts with confirm=False; streams
+    selected by the condition (reverse.pasts.conditioned with confirm=False; streams
     SeedSequence(seed, spawn_key=(6,)) and (7,)) as the reference and its floor, against which
     the conditioned pasts and the backward runs are compared. Every past of this pose ends
     there, so these are the forward runs a past should look like; the issue's measure (against
     all throws) also counts what ending at the pose does to the statistics."""
-    from reverse.conditioned_pasts import conditioned_pasts
-    from reverse.plausibility import RunRecord, compare, format_table, stream_entropy
+    from reverse.pasts.conditioned import conditioned_pasts
+    from reverse.pasts.measure import RunRecord, compare, format_table, stream_entropy
 
     n = len(run.samples["forward"])
     key = ("training", (str(path), (), float(dt)))
@@ -338,7 +338,7 @@ def _same_law(run, path, dt: float, duration: float, seed: int, workers: int) ->
     """A perfect sampler on the issue's measure: a third sample of the throw law against the
     throws, with the comparison's floor (forward vs forward2). What it misses, no sampler can
     be asked to meet at this n."""
-    from reverse.plausibility import compare, forward_records, stream_entropy
+    from reverse.pasts.measure import compare, forward_records, stream_entropy
 
     word = np.random.SeedSequence(seed, spawn_key=(8,)).generate_state(1, np.uint64)[0]
     third = forward_records(path, len(run.samples["forward"]), int(word), dt=dt,
@@ -397,19 +397,19 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--persist",
         action="store_true",
-        help="contact persistence for box-box pairs (reverse/contacts.py, persist)",
+        help="contact persistence for box-box pairs (reverse/runs/contacts.py, persist)",
     )
     ap.add_argument(
         "--per-contact-goals",
         action="store_true",
         help="with --smc: each separating contact of a drop draws its own goal speed "
-        "(reverse/markov.py MarkovPolicy per_contact_goals)",
+        "(reverse/goals/markov.py MarkovPolicy per_contact_goals)",
     )
     ap.add_argument(
         "--pivot",
         action="store_true",
         help="with --smc: a drop that keeps a corner or an edge pivots the body about it "
-        "(reverse/markov.py MarkovPolicy pivot)",
+        "(reverse/goals/markov.py MarkovPolicy pivot)",
     )
     ap.add_argument(
         "--lift-cache",
@@ -422,7 +422,7 @@ def main(argv=None) -> int:
         choices=("potential", "match", "ratio", "lift", "lift-central"),
         default="potential",
         help="lift: weights by the forward law against time before the final rest, fitted "
-        "from the table's own throws run again (reverse.markov_training.table_lift_law)",
+        "from the table's own throws run again (reverse.pasts.training.table_lift_law)",
     )
     ap.add_argument(
         "--smc-generation",
@@ -436,7 +436,7 @@ def main(argv=None) -> int:
         "--smc-release",
         action="store_true",
         help="with --smc: keep at the end the particles whose earliest state could be a throw's "
-        "release (reverse.markov_training.release_test), when any is",
+        "release (reverse.pasts.training.release_test), when any is",
     )
     ap.add_argument(
         "--landing-delta",
@@ -456,7 +456,7 @@ def main(argv=None) -> int:
         "--conditioned",
         action="store_true",
         help="also compare conditioned forward pasts with the throws "
-        "(reverse/conditioned_pasts.py; not the backward stepper)",
+        "(reverse/pasts/conditioned.py; not the backward stepper)",
     )
     ap.add_argument(
         "--same-law",
@@ -469,7 +469,7 @@ def main(argv=None) -> int:
         type=int,
         metavar="N",
         help="with --verify or --conditioned: most PyBullet runs of one refinement (default: "
-        "reverse/verify.py's)",
+        "reverse/runs/verify.py's)",
     )
     ap.add_argument(
         "--per-feature",
@@ -510,7 +510,7 @@ def main(argv=None) -> int:
             scene.body_names,
         )  # fmt: skip
         if at:
-            from reverse.semi_markov import FinalRest
+            from reverse.goals.semi_markov import FinalRest
 
             if model.hazards is None:
                 print("--hints slide-rest needs a semi-Markov or energy table", file=sys.stderr)
@@ -534,7 +534,7 @@ def main(argv=None) -> int:
     )
     lift = {}
     if args.smc and args.smc_scheme.startswith("lift"):
-        from reverse.markov_training import cached_lift_law
+        from reverse.pasts.training import cached_lift_law
 
         t_law = time.perf_counter()
         table_file = find_data(args.table, what="contact-transition table")
@@ -588,8 +588,9 @@ def main(argv=None) -> int:
             workers=args.workers,
         )  # fmt: skip
     if args.conditioned:
-        from reverse.conditioned_pasts import CONDITIONED_BUDGET, measure_conditioned
         from reverse.verified_pasts import verify_settings
+
+        from reverse.pasts.conditioned import CONDITIONED_BUDGET, measure_conditioned
 
         budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
         measure_conditioned(
@@ -616,7 +617,7 @@ def main(argv=None) -> int:
         print(_doc_distances(run.comparison.verified, duration).replace("backward", "verified"))
         print(_acceptance(run.comparison.verified, "verified"))
     if args.conditioned:
-        from reverse.conditioned_pasts import format_conditioned
+        from reverse.pasts.conditioned import format_conditioned
 
         c = run.comparison.conditioned
         print(format_conditioned(run.comparison, run.seconds))

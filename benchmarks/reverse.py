@@ -5,7 +5,7 @@ friction 0.001) are dropped from a loose grid (about eight layers, seeded horizo
 a bin (fixed box ground and four fixed box walls) and settled by PyBullet
 (:func:`workbench.sim.forward.run_scene`, dt = 1/240 s, ``--settle`` seconds; its wall time and the
 largest and median speed left are printed separately). The settled poses with zero velocities are
-the *final* state of a reverse scene, which :meth:`reverse.stepper.Stepper.backward` steps back
+the *final* state of a reverse scene, which :meth:`reverse.step.stepper.Stepper.backward` steps back
 (dt = 1 ms) up to ``--steps`` times in three regimes:
 
 - ``resting``: no hints. Every sphere is at rest with resting neighbours, hence asleep; no island
@@ -24,12 +24,14 @@ backward step; ``first``: wall time of the first step, ms (the hints act there, 
 exists yet to warm-start from); ``contacts``: mean contact points per step; ``islands``: mean
 islands solved per step; ``awake``: mean awake spheres per step; ``rows``: largest LCP (rows) of
 any island; ``fail``: islands whose LCP did not solve; ``fb``: islands answered by a rung of the
-solver's fallback ladder; then the split of :attr:`reverse.stepper.StepReport.timing` summed over
+solver's fallback ladder; then the split of :attr:`reverse.step.stepper.StepReport.timing` summed
+over
 the steps, in ms per step and percent of the steps' wall time: ``contacts`` (PyBullet collision
 detection, tangent alignment, the hint goals), ``assembly`` (mass matrices, Jacobians, the LCP
-matrix, the new velocities), ``lcp`` (:func:`reverse.lcp.solve_lcp`), ``integration`` (the backward
+matrix, the new velocities), ``lcp`` (:func:`reverse.lcp.solve.solve_lcp`), ``integration`` (the
+backward
 configuration and the new state); ``other`` is the rest of the wall time (sleeping and island
-bookkeeping: :mod:`reverse.islands`, ``Stepper._solve``).
+bookkeeping: :mod:`reverse.step.islands`, ``Stepper._solve``).
 
 Each contact has 11 LCP rows (normal, 4 friction directions and their slack, 4 rolling directions
 and their slack), and a dense Lemke solve grows about as rows³, so two cases are skipped by
@@ -75,9 +77,9 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks._pace import Pace  # noqa: E402
 from benchmarks._table import print_head  # noqa: E402
-from reverse.hints import Hint, HintPolicy  # noqa: E402
-from reverse.run import build_stepper  # noqa: E402
-from reverse.stepper import StepSettings  # noqa: E402
+from reverse.goals.hints import Hint, HintPolicy  # noqa: E402
+from reverse.runs.run import build_stepper  # noqa: E402
+from reverse.step.stepper import StepSettings  # noqa: E402
 from workbench.scene.model import Scene, scene_from_dict  # noqa: E402
 from workbench.sim.forward import run_scene  # noqa: E402
 

@@ -32,11 +32,11 @@ run). ``--no-forward`` skips it.
 Usage: ``python benchmarks/spelling.py [--text TEXT] [--per-side N] [--duration S] [-o OUT.h5]``
 (``-o`` also writes the run, to replay or render: ``workbench replay OUT.h5 --frames DIR``).
 The issue's "LO" measurement: ``python benchmarks/spelling.py --text LO --duration 1.25``.
-The first run on a machine compiles the numba kernels (``reverse/lemke_kernel.py``,
-``reverse/assembly_kernel.py``) into numba's cache: start-up, outside the per-step numbers but
+The first run on a machine compiles the numba kernels (``reverse/lcp/lemke_kernel.py``,
+``reverse/step/assembly_kernel.py``) into numba's cache: start-up, outside the per-step numbers but
 inside the wall time — run once before timing the 3875-ball wall time.
 ``--loose-orientation`` runs with ``StepSettings(orientation_strict=False)`` (the orientation's
-fixed point stops at 1e-14 instead of 1e-15; ``reverse/integration.py``).
+fixed point stops at 1e-14 instead of 1e-15; ``reverse/step/integration.py``).
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks._pace import Pace  # noqa: E402
-from reverse.hints import script_hints  # noqa: E402
-from reverse.run import run_reverse  # noqa: E402
-from reverse.stepper import StepSettings  # noqa: E402
+from reverse.goals.hints import script_hints  # noqa: E402
+from reverse.runs.run import run_reverse  # noqa: E402
+from reverse.step.stepper import StepSettings  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.sim.forward import run_scene  # noqa: E402
 
@@ -158,7 +158,8 @@ def main(argv=None) -> int:
         forward = (time.perf_counter() - tf, fwd_pace.per_step(), fwd.status)
     traj = res.trajectory
     log = res.island_log
-    # the contact query's own parts (reverse.contacts.ContactDetector.timing): inside "contacts"
+    # the contact query's own parts (reverse.runs.contacts.ContactDetector.timing): inside
+    # "contacts"
     parts = dict(res.contact_timing or {})
     split = dict(res.timing)
     split["other"] = t_run - sum(split.values())

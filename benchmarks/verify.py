@@ -1,5 +1,6 @@
 """Forward verification (issue 15, item 4): share of kept ``markov_block`` reverse runs whose
-earliest state :mod:`reverse.verify` refines so that PyBullet, played forward, rests within 1 cm
+earliest state :mod:`reverse.runs.verify` refines so that PyBullet, played forward, rests within 1
+cm
 and 5° of the final pose, with the PyBullet runs and seconds it took per run.
 
 For each configuration (``--config``; default both):
@@ -9,7 +10,8 @@ For each configuration (``--config``; default both):
   that energetic pasts (many bounces) are kept too;
 
 ``--seeds`` sampling seeds are run (default 1 2 3), each through
-:func:`reverse.sampling.sample_reverse_runs` then :func:`reverse.verify.verify_runs` with the
+:func:`reverse.runs.sampling.sample_reverse_runs` then :func:`reverse.runs.verify.verify_runs` with
+the
 default budget, tolerance and neighbourhood (``--budget`` to change the budget), on
 ``--workers`` processes. Columns: ``kept`` runs, ``refined`` (count and share), ``rest`` (of the
 kept runs, how many the reverse run's own earliest state already brings to rest within the
@@ -34,10 +36,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before benchmarks/, whose reverse.py would shadow the package
 
 from benchmarks._table import print_head  # noqa: E402
-from reverse.markov import load_model  # noqa: E402
-from reverse.sampling import sample_reverse_runs  # noqa: E402
-from reverse.stepper import StepSettings  # noqa: E402
-from reverse.verify import DEFAULT_BUDGET, verify_runs  # noqa: E402
+from reverse.goals.markov import load_model  # noqa: E402
+from reverse.runs.sampling import sample_reverse_runs  # noqa: E402
+from reverse.runs.verify import DEFAULT_BUDGET, verify_runs  # noqa: E402
+from reverse.step.stepper import StepSettings  # noqa: E402
 from workbench.ensemble.run import SceneRef  # noqa: E402
 from workbench.scene.catalog import find_data, find_scene  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402

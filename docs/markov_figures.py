@@ -28,18 +28,18 @@ import numpy as np
 from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 from matplotlib.colors import ListedColormap  # noqa: E402
 
-from reverse.contacts import ContactDetector  # noqa: E402
-from reverse.hints import Hint  # noqa: E402
-from reverse.markov import (  # noqa: E402
+from reverse.goals.hints import Hint  # noqa: E402
+from reverse.goals.markov import (  # noqa: E402
     STATE_NAMES,
     classify,
     load_model,
     number_of_transitions,
     time_to_first_liftoff,
-    total_variation,
 )
-from reverse.markov_training import run_throws  # noqa: E402
-from reverse.run import run_reverse  # noqa: E402
+from reverse.pasts.training import run_throws  # noqa: E402
+from reverse.runs.contacts import ContactDetector  # noqa: E402
+from reverse.runs.run import run_reverse  # noqa: E402
+from uncertainty.two_sample import total_variation  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"
@@ -177,9 +177,9 @@ def main() -> int:
         )
     bins = np.linspace(0.0, duration, TIME_BINS + 1)
     for a, b in (("forward", "backward"), ("forward", "forward, 2nd sample")):
-        tv_t = total_variation(stats[a][0], stats[b][0], bins=bins)
+        tv_t = total_variation(stats[a][0], stats[b][0], bins[1:-1])  # interior edges
         k_bins = transition_bins(stats[a][1], stats[b][1])
-        tv_k = total_variation(stats[a][1], stats[b][1], bins=k_bins)
+        tv_k = total_variation(stats[a][1], stats[b][1], k_bins[1:-1])
         print(f"TV({a} | {b}): time to first liftoff {tv_t:.3f}, number of transitions {tv_k:.3f}")
     plot_sequences(fwd, bwd, dt, OUT / "markov_sequences.png")
     plot_statistics(stats, duration, OUT / "markov_statistics.png")

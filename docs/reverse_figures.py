@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 
-from reverse.hints import load_hints  # noqa: E402
-from reverse.run import run_reverse  # noqa: E402
+from reverse.goals.hints import load_hints  # noqa: E402
+from reverse.runs.run import run_reverse  # noqa: E402
+from workbench.replay.viewer import render_frames  # noqa: E402
 from workbench.scene.catalog import find_scene  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.sim.engine import Engine  # noqa: E402
-from workbench.viewer import render_frames  # noqa: E402
 
 OUT = REPO / "docs" / "figures" / "reverse"
 DURATION = 0.5  # s stepped backward

@@ -49,9 +49,9 @@ import numpy as np
 from figure_setup import REPO, plt  # noqa: E402  (the repository on sys.path, Agg)
 from PIL import Image  # noqa: E402
 
-from reverse.markov import load_model  # noqa: E402
-from reverse.run import run_reverse  # noqa: E402
-from reverse.stepper import StepSettings  # noqa: E402
+from reverse.goals.markov import load_model  # noqa: E402
+from reverse.runs.run import run_reverse  # noqa: E402
+from reverse.step.stepper import StepSettings  # noqa: E402
 from workbench.cli.main import main as workbench  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.store import read_trajectory  # noqa: E402
@@ -289,7 +289,7 @@ def brick_demo(workdir: Path) -> str:
     pos, orn = tr.position[:, boxes], tr.orientation[:, boxes]
     onset, _ = departure_times(pos, orn, rev, ONSET_DISTANCE, ONSET_ANGLE)
     visible, _ = departure_times(pos, orn, rev)
-    from reverse.hints import script_hints
+    from reverse.goals.hints import script_hints
 
     hints, _ = script_hints(BRICKS, {}, tr.body_names)
     at = {h.body: h.at for h in hints}

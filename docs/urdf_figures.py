@@ -25,10 +25,10 @@ from figure_setup import REPO
 from workbench.ensemble import report
 from workbench.ensemble.statistics import confidence_band, mean_response
 from workbench.figures.trajectories import plot_band
+from workbench.replay.viewer import render_frames
 from workbench.scene.loader import scene_from_json
 from workbench.sim.state import channel
 from workbench.store import TrajectoryStore
-from workbench.viewer import render_frames
 
 OUT = REPO / "docs" / "figures" / "urdf"
 P_C = 0.9

@@ -1,18 +1,22 @@
 """Backward (reverse-time) rigid-body simulation after Twigg & James, Backward Steps in Rigid Body
-Simulation, SIGGRAPH 2008. Importing the package loads nothing; its modules, from the numerics up:
+Simulation, SIGGRAPH 2008. Importing the package loads nothing.
 
-- :mod:`reverse.lemke`, :mod:`reverse.lcp_fallback`, :mod:`reverse.lcp`: the LCP solver (Lemke's
-  pivoting, the fallback ladder, :func:`reverse.lcp.solve_lcp` with its verification);
-- :mod:`reverse.dynamics`: bodies, contact sets, goals and one island's contact LCP;
-  :mod:`reverse.joints`: joint rows; :mod:`reverse.batched`: the island LCPs of a step together
-  (:mod:`reverse.assembly_kernel`: their compiled products; :mod:`reverse.batch_views`: lazy
-  views of the answers);
-- :mod:`reverse.integration`: the configuration update of a step; :mod:`reverse.islands`:
-  islands, sleeping, the free-to-bounce test and attraction;
-- :mod:`reverse.stepper`: one forward or backward step (pure numerics, no PyBullet);
-- :mod:`reverse.contacts`: contact detection with the engine; :mod:`reverse.hints` and
-  :mod:`reverse.markov` (:mod:`reverse.markov_training`): the goals of a backward step;
-- :mod:`reverse.run`, :mod:`reverse.sampling`: whole runs of a scene, and ensembles of them.
+Five wings, each importing only the ones above it (``tests/test_architecture.py`` keeps the order):
+
+1. :mod:`reverse.lcp` — the linear complementarity solver: Lemke's pivoting (pure and compiled),
+   the fallback ladder, :func:`reverse.lcp.solve.solve_lcp` with its verification.
+2. :mod:`reverse.step` — one forward or backward step of known contacts: bodies, contact sets,
+   goals, island LCPs (one by one and batched), joints, the configuration update, islands and
+   sleeping, rolling, the stepper. Pure numerics: no engine, no store.
+3. :mod:`reverse.goals` — what a backward step aims at: hints, the contact-transition tables
+   (plain and semi-Markov) and the policy that draws a step's goals from them.
+4. :mod:`reverse.runs` — whole runs of a scene through the engine: contact detection,
+   :func:`reverse.runs.run.run_reverse`, many seeded runs (:mod:`reverse.runs.sampling`) and the
+   forward verification of an earliest state (:mod:`reverse.runs.verify`).
+5. :mod:`reverse.pasts` — samplers of pasts under one contract (:mod:`reverse.pasts.sampler`),
+   the throw law they share (:mod:`reverse.pasts.training`), conditioned forward pasts
+   (:mod:`reverse.pasts.conditioned`) and the plausibility measure that compares samples
+   (:mod:`reverse.pasts.measure`).
 """
 
 __all__: list[str] = []

@@ -136,12 +136,12 @@ def _throw_cache():
 def shared_throws(monkeypatch, _throw_cache):
     """``markov train`` commands of one test module that ask for the same throws get them once.
 
-    :func:`reverse.markov_training.train` makes every kind of table from one call of
+    :func:`reverse.pasts.training.train` makes every kind of table from one call of
     ``run_throws``; a plain and a semi-Markov table of the same command differ only after it
     (the same arguments, ``kinematics=False``), so their second call returns the first's runs.
     The key is every argument but ``progress``: an energy table (``kinematics=True``) still runs
     its own throws, and the tables are still written by the whole command (``main``)."""
-    import reverse.markov_training as training
+    import reverse.pasts.training as training
 
     real = training.run_throws
 

@@ -1,4 +1,5 @@
-"""Random test problems for the LCP solver (:mod:`reverse.lcp`): frictional contact LCPs built the
+"""Random test problems for the LCP solver (:mod:`reverse.lcp.solve`): frictional contact LCPs
+built the
 way the reverse stepper builds them, for the tests and ``benchmarks/lcp.py``.
 
 References

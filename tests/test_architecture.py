@@ -262,6 +262,43 @@ def raw_engine_access(root: Path) -> list[str]:
     return bad
 
 
+#: The wings of ``reverse/`` in dependency order (docs/architecture.md, "The reverse wings"): a
+#: wing may import the ones before it, never a later one; every module of ``reverse/`` but the
+#: package's own ``__init__`` sits in one.
+REVERSE_WINGS = ("lcp", "step", "goals", "runs", "pasts")
+
+#: Wings that must not reach the engine or the store: the numerics of a step.
+PURE_WINGS = ("lcp", "step")
+
+
+def wing_violations(root: Path) -> list[str]:
+    """Imports against the order of :data:`REVERSE_WINGS`, modules of ``reverse/`` outside any
+    wing, and engine or store imports from :data:`PURE_WINGS`."""
+    modules = module_files(root)
+    found = []
+    for m, f in sorted(modules.items()):
+        parts = m.split(".")
+        if parts[0] != "reverse" or m == "reverse":
+            continue
+        wing = parts[1]
+        if wing not in REVERSE_WINGS:
+            found.append(f"{f.relative_to(root)}: outside the wings")
+            continue
+        rank = REVERSE_WINGS.index(wing)
+        for imp in imports_of(m, f):
+            for t in _targets(imp, modules) or [imp.module]:
+                tp = t.split(".")
+                if tp[0] == "reverse" and len(tp) > 1 and tp[1] in REVERSE_WINGS:
+                    if REVERSE_WINGS.index(tp[1]) > rank:
+                        found.append(f"{f.relative_to(root)}:{imp.line}: {wing} imports {t}")
+                if wing in PURE_WINGS and (
+                    t.startswith(("workbench.sim.engine", "workbench.store", "pybullet", "h5py"))
+                    or t in ("workbench.sim.forward",)
+                ):
+                    found.append(f"{f.relative_to(root)}:{imp.line}: {wing} reaches {t}")
+    return found
+
+
 def long_modules(root: Path) -> dict[str, int]:
     return {
         f.relative_to(root).as_posix(): n
@@ -336,13 +373,13 @@ OWNERS = {
     "yaml": "workbench/specs.py",
     "trimesh": "workbench/scene/bodies.py",
     "tqdm": "workbench/cli/common.py",
-    "PIL": "workbench/viewer.py",
-    "imageio": "workbench/viewer.py",
-    "imageio_ffmpeg": "workbench/viewer.py",
+    "PIL": "workbench/replay/viewer.py",
+    "imageio": "workbench/replay/viewer.py",
+    "imageio_ffmpeg": "workbench/replay/viewer.py",
     "xarray": "workbench/store/xarray_view.py",
     "emcee": "uncertainty/exact_posterior.py",
     "distributed": "workbench/ensemble/",
-    "numba": "reverse/lemke_kernel.py",
+    "numba": "reverse/lcp/lemke_kernel.py",
     "SALib": "uncertainty/sensitivity.py",
     "deflate": "workbench/store/schema.py",
 }
@@ -371,15 +408,19 @@ def test_nothing_outside_the_cli_imports_it():
     assert cli_importers(REPO) == []
 
 
+def test_reverse_wings_import_in_order():
+    assert wing_violations(REPO) == []
+
+
 def test_long_modules_are_explained_in_the_architecture_doc():
     unexplained = set(long_modules(REPO)) - explained_long_modules(REPO / "docs/architecture.md")
     assert unexplained == set()
 
 
-@pytest.mark.parametrize("module", ["workbench", "reverse.stepper"])
+@pytest.mark.parametrize("module", ["workbench", "reverse.step.stepper"])
 def test_light_imports(module):
-    """``import workbench`` and ``import reverse.stepper`` load no schema or YAML library (nor the
-    engine, the store or plotting): they are what scripts and workers import first."""
+    """``import workbench`` and ``import reverse.step.stepper`` load no schema or YAML library (nor
+    the engine, the store or plotting): they are what scripts and workers import first."""
     heavy = ["pydantic", "yaml", "pybullet", "h5py", "matplotlib"]
     code = f"import sys, {module}; print(' '.join(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run(
@@ -441,8 +482,8 @@ def test_rules_catch_library_imports_in_the_wrong_room(tmp_path):
             "workbench/figures/plots.py": "import matplotlib.pyplot as plt\n",
             "workbench/ensemble/report.py": "import matplotlib\n",
             "uncertainty/form.py": "import numpy\nfrom workbench.errors import E\nimport yaml\n",
-            "reverse/run.py": "from workbench.cli.common import x\n",
-            "reverse/contacts.py": "def f(engine):\n    return engine.p.getContactPoints()\n",
+            "reverse/runs/run.py": "from workbench.cli.common import x\n",
+            "reverse/runs/contacts.py": "def f(engine):\n    return engine.p.getContactPoints()\n",
         },
     )
     only_engine = lambda f: f == "workbench/sim/engine.py"  # noqa: E731
@@ -458,8 +499,10 @@ def test_rules_catch_library_imports_in_the_wrong_room(tmp_path):
         "uncertainty/form.py:2: workbench.errors",
         "uncertainty/form.py:3: yaml",
     ]
-    assert cli_importers(root) == ["reverse/run.py:1"]
-    assert raw_engine_access(root) == ["reverse/contacts.py:2: return engine.p.getContactPoints()"]
+    assert cli_importers(root) == ["reverse/runs/run.py:1"]
+    assert raw_engine_access(root) == [
+        "reverse/runs/contacts.py:2: return engine.p.getContactPoints()"
+    ]
 
 
 def test_rules_catch_a_benchmark_that_imports_h5py_or_pybullet(tmp_path):
@@ -495,3 +538,29 @@ def test_rules_catch_an_unexplained_long_module(tmp_path):
     # named in passing, not as an entry: not explained
     doc.write_text("## Modules over 800 lines\n\nThe next largest: `reverse/big.py` (790).\n")
     assert set(long_modules(root)) - explained_long_modules(doc) == {"reverse/big.py"}
+
+
+def test_rules_catch_wings_out_of_order(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "reverse/__init__.py": "",
+            "reverse/lcp/__init__.py": "",
+            "reverse/lcp/solve.py": "from reverse.step.dynamics import X\n",  # later wing
+            "reverse/step/__init__.py": "",
+            "reverse/step/dynamics.py": "from reverse.lcp.solve import Y\nimport h5py\n",
+            "reverse/step/stepper.py": "from workbench.sim.engine import Engine\n",
+            "reverse/goals/__init__.py": "",
+            "reverse/goals/hints.py": "from reverse.step.dynamics import X\n",  # earlier: fine
+            "reverse/runs/__init__.py": "",
+            "reverse/runs/run.py": "from workbench.sim.engine import Engine\n",  # allowed here
+            "reverse/loose.py": "X = 1\n",
+            "workbench/sim/engine.py": "class Engine: pass\n",
+        },
+    )
+    assert wing_violations(root) == [
+        "reverse/lcp/solve.py:1: lcp imports reverse.step.dynamics",
+        "reverse/loose.py: outside the wings",
+        "reverse/step/dynamics.py:2: step reaches h5py",
+        "reverse/step/stepper.py:1: step reaches workbench.sim.engine",
+    ]

@@ -1,4 +1,4 @@
-"""Conditioned forward pasts (issue 15 items 3 and 4; ``reverse/conditioned_pasts.py``): throws
+"""Conditioned forward pasts (issue 15 items 3 and 4; ``reverse/pasts/conditioned.py``): throws
 kept when they rest on the final pose's face, carried onto it by the flat ground's symmetry and
 confirmed by PyBullet — the carry exact, the kept pasts resting at the final pose and starting
 at a release of the throw law, the same bits for any number of workers, rejected throws counted,
@@ -14,16 +14,20 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from reverse.conditioned_pasts import (
+from reverse.pasts.conditioned import (
     REJECTED_FACE,
     REJECTED_MOVING,
     carry_state,
     conditioned_pasts,
     conditioned_summary,
 )
-from reverse.markov_training import THROW, release_test
-from reverse.verified_pasts import verify_settings
-from reverse.verify import DEFAULT_TOLERANCE, gravity_correction, pose_residual
+from reverse.pasts.training import THROW, release_test
+from reverse.runs.verify import (
+    DEFAULT_TOLERANCE,
+    gravity_correction,
+    pose_residual,
+    verify_settings,
+)
 from workbench.cli.main import main
 from workbench.ensemble.run import SceneRef
 from workbench.scene.catalog import find_scene

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reverse.contacts import ContactDetector
+from reverse.runs.contacts import ContactDetector
 from workbench.scene.loader import load_scene
 from workbench.sim.engine import Engine
 

@@ -1,7 +1,7 @@
 """The ``--replay`` comparison of ``benchmarks/island.py``: stepping the first backward step
 again with another answer ``z`` of its largest LCP changes nothing but that answer, so the
 shipped answer replays to the bit, and the post-step velocities move linearly in ``z``
-(``v⁺ = u_move − A Wᵀ z``, :mod:`reverse.dynamics`): doubling the change of ``z`` doubles
+(``v⁺ = u_move − A Wᵀ z``, :mod:`reverse.step.dynamics`): doubling the change of ``z`` doubles
 theirs. A small bin (12 spheres, one 187-row island) keeps it fast."""
 
 from __future__ import annotations

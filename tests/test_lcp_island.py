@@ -1,4 +1,4 @@
-"""The blocked path of the compiled Lemke on long paths (:mod:`reverse.lemke_kernel`, the large
+"""The blocked path of the compiled Lemke on long paths (:mod:`reverse.lcp.lemke_kernel`, the large
 islands of ``benchmarks/island.py``): the refactor of ``B⁻¹`` over the rows of the basic ``w``
 only gives the same tableau to the bit as the full product; paths that refactor several times
 (Murty's family, [1]_: 2ⁿ pivots) take the dense path's pivots to its basis for block sizes that
@@ -13,18 +13,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse import lcp
-from reverse.lcp import solve_lcp
+from reverse.lcp import solve as lcp
+from reverse.lcp.solve import solve_lcp
 from tests.lcp_problems import random_contact_lcp
 
-K = pytest.importorskip("reverse.lemke_kernel")
+K = pytest.importorskip("reverse.lcp.lemke_kernel")
 
 _NONE = np.zeros(0, dtype=np.int64)
 
 
 def _tableau_state(Ms, J):
     """The compiled path's bookkeeping for the complementary basis ``J`` (basic ``z_J``, the
-    other ``w``), as :func:`reverse.lemke_kernel.lemke_path` holds it."""
+    other ``w``), as :func:`reverse.lcp.lemke_kernel.lemke_path` holds it."""
     n = Ms.shape[0]
     basic = np.arange(n, dtype=np.int64)
     basic[J] = n + J

@@ -1,4 +1,5 @@
-"""Contact persistence of the reverse stepper's detection (``reverse/contacts.py``, ``persist``):
+"""Contact persistence of the reverse stepper's detection (``reverse/runs/contacts.py``,
+``persist``):
 PyBullet's box–box test reports no point for any positive gap, so a block pivoting backward about
 a kept edge loses that edge to a second-order 0.2 µm lift (docs/reverse.md, "Energy-consistent
 pasts", cause 2). With persistence the edge stays; where it does not apply (balls, stacks) runs
@@ -11,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reverse.contacts import TOUCH_TOLERANCE, ContactDetector
-from reverse.hints import load_hints
-from reverse.markov import QUANTILE_LEVELS, TransitionModel, load_model
-from reverse.run import run_reverse
-from reverse.stepper import StepSettings
+from reverse.goals.hints import load_hints
+from reverse.goals.markov import QUANTILE_LEVELS, TransitionModel, load_model
+from reverse.runs.contacts import TOUCH_TOLERANCE, ContactDetector
+from reverse.runs.run import run_reverse
+from reverse.step.stepper import StepSettings
 from workbench.scene.loader import load_scene
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """`workbench reverse --conditioned K` (issue 15): pasts sampled forward by
-:mod:`reverse.conditioned_pasts`, written as a `--samples` file is (realizations, the reverse
+:mod:`reverse.pasts.conditioned`, written as a `--samples` file is (realizations, the reverse
 runs' time axis), with one row per throw in /conditioned/outcomes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from reverse.verify import REST_SPEED, pose_residual
+from reverse.runs.verify import REST_SPEED, pose_residual
 from tests.conftest import REPO
 from workbench.cli.main import main
 from workbench.scene.loader import load_scene

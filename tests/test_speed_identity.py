@@ -1,19 +1,20 @@
 """The shortcuts of the second speed round (issue 17) give the numbers of the plain computations
 they replace, bit for bit:
 
-* :func:`reverse.islands.island_arrays` (minimum-label propagation) finds the islands of a
+* :func:`reverse.step.islands.island_arrays` (minimum-label propagation) finds the islands of a
   plain union-find, in the same order (ascending bodies, islands by their smallest body);
-* :func:`reverse.integration.backward_configuration`, which no longer iterates static bodies
+* :func:`reverse.step.integration.backward_configuration`, which no longer iterates static bodies
   and computes ``L`` for the moving ones only, returns what iterating every body of the scene
   until the largest change is within the tolerance returns (the loop of the first
   implementation, its documented semantics), to the bit, with static bodies among moving ones;
-* the batch's lazily made answers (:class:`reverse.batched._Results`) and matrices
-  (:class:`reverse.batched._GroupViews`, :class:`reverse.batch_views.FlatViews`) read like the
+* the batch's lazily made answers (:class:`reverse.step.batched._Results`) and matrices
+  (:class:`reverse.step.batched._GroupViews`, :class:`reverse.step.batch_views.FlatViews`) read
+  like the
   lists they replaced;
-* the records of :func:`reverse.run.run_reverse`, preallocated (fourth round), give the
+* the records of :func:`reverse.runs.run.run_reverse`, preallocated (fourth round), give the
   trajectory and kinetic energy of the list of states they replaced.
 
-And the fourth round's compiled products (:mod:`reverse.assembly_kernel`), which are *not* the
+And the fourth round's compiled products (:mod:`reverse.step.assembly_kernel`), which are *not* the
 bits of OpenBLAS's: their block form over each row's bodies is their dense form to the bit (so
 the batched and one-by-one paths agree to the bit), and both agree with the numpy (BLAS)
 products within 1e-12 of the island's largest velocity.
@@ -24,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.dynamics import RigidBodies
-from reverse.integration import backward_configuration
-from reverse.islands import find_islands, island_arrays
+from reverse.step.dynamics import RigidBodies
+from reverse.step.integration import backward_configuration
+from reverse.step.islands import find_islands, island_arrays
 from tests.unit.reverse.test_orientation import reference_backward_configuration
 from workbench.sim.state import State
 
@@ -139,7 +140,7 @@ def test_backward_configuration_is_the_plain_loop(seed):
 
 
 def test_lazy_batch_sequences_read_like_lists():
-    from reverse.batched import _GroupViews, _Results
+    from reverse.step.batched import _GroupViews, _Results
 
     stacked = [np.arange(2 * 3 * 3, dtype=float).reshape(2, 3, 3), np.ones((1, 2, 2))]
     gid = np.array([0, -1, 1, 0])
@@ -158,7 +159,7 @@ def test_lazy_batch_sequences_read_like_lists():
 
 
 def test_flat_views_read_like_matrices():
-    from reverse.batch_views import FlatViews
+    from reverse.step.batch_views import FlatViews
 
     m_k = np.array([2, 0, 3])
     m_off = np.array([0, 4, 4, 13])
@@ -182,7 +183,7 @@ def _dense(blocks, gb, n_bodies):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_block_products_are_the_dense_sums_to_the_bit(seed):
-    kern = pytest.importorskip("reverse.assembly_kernel")
+    kern = pytest.importorskip("reverse.step.assembly_kernel")
     rng = np.random.default_rng(300 + seed)
     nb = 5  # one island of 5 bodies, rows on one or two of them (either order)
     R = 17
@@ -224,9 +225,9 @@ def test_compiled_products_agree_with_blas_within_1e_12(seed, direction, monkeyp
     bits of M pick which one Lemke ends on; both answers are verified ("solved"). The scenes'
     steps agree within 1e-12 (docs/reverse.md "Cost", fourth round)."""
     pytest.importorskip("numba")
-    import reverse.dynamics as dynamics
-    from reverse.batched import solve_islands
-    from reverse.dynamics import Goals, world_inertia
+    import reverse.step.dynamics as dynamics
+    from reverse.step.batched import solve_islands
+    from reverse.step.dynamics import Goals, world_inertia
     from tests.unit.reverse.test_batched import contact_islands, random_problem
 
     rigid, x, q, vel, contacts, goals, attract, rng = random_problem(seed)
@@ -266,7 +267,7 @@ def test_compiled_products_agree_with_blas_within_1e_12(seed, direction, monkeyp
 
 
 def test_preallocated_records_are_the_stacked_states():
-    from reverse.run import _trajectory
+    from reverse.runs.run import _trajectory
 
     class _Scene:
         body_names = ("a", "b", "c")
@@ -298,9 +299,9 @@ def test_preallocated_records_are_the_stacked_states():
 @pytest.mark.parametrize("n", [1, 5, 300])
 def test_compiled_rotations_are_numpys_to_the_bit(n, monkeypatch):
     """quat_multiply and rotation_matrix on rows go through the compiled copies of their
-    expressions (reverse.assembly_kernel): the numpy path's bits, signed zeros included."""
+    expressions (reverse.step.assembly_kernel): the numpy path's bits, signed zeros included."""
     pytest.importorskip("numba")
-    import reverse.dynamics as dynamics
+    import reverse.step.dynamics as dynamics
 
     rng = np.random.default_rng(n)
     a, b = rng.normal(size=(2, n, 4))

@@ -1,4 +1,5 @@
-"""Rolling without slip backward (reverse/rolling.py; Twigg & James 2008 §4 "Rolling"): the slip
+"""Rolling without slip backward (reverse/step/rolling.py; Twigg & James 2008 §4 "Rolling"): the
+slip
 of a round body at its static support is removed (or decays) through its spin alone; boxes,
 walls, frictionless supports, steep slopes and pairs of moving bodies are untouched. With the
 stepper's hook (``StepSettings.slip_damping``) a slipping ball stepped backward rolls instead of
@@ -12,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, RigidBodies, tangent_basis
-from reverse.rolling import ROUND_TOLERANCE, remove_slip, rolling_supports, slip_decay
-from reverse.stepper import Stepper, StepSettings
+from reverse.step.dynamics import ContactSet, RigidBodies, tangent_basis
+from reverse.step.rolling import ROUND_TOLERANCE, remove_slip, rolling_supports, slip_decay
+from reverse.step.stepper import Stepper, StepSettings
 from workbench.errors import SceneError
 from workbench.scene.loader import load_scene
 from workbench.sim.state import State

@@ -8,7 +8,7 @@ giving a spec where a scene is expected names the command that runs it. Specs th
 :func:`read_spec`: ``parameters`` with the ``--set`` overrides substituted (``${name}``),
 ``{select: KEY, from: {...}}`` nodes resolved, and validation against the spec's pydantic schema,
 whose errors name the file, the line, the field path and what was expected. The scene schema and
-its validation live in :mod:`workbench.scene.model`, the hints' in :mod:`reverse.hints`.
+its validation live in :mod:`workbench.scene.model`, the hints' in :mod:`reverse.goals.hints`.
 
 Every YAML text the workbench reads (documents, ``--set`` values, listings) goes through one
 bounded reader (:func:`parse_yaml`): at most :data:`MAX_DOCUMENT_BYTES`, collections nested at

@@ -13,11 +13,11 @@ import pytest
 from PIL import Image
 
 from workbench.cli.main import main
+from workbench.replay.viewer import render_frames
 from workbench.scene.loader import load_scene
 from workbench.sim.engine import Engine
 from workbench.sim.state import Trajectory
 from workbench.store import read_trajectory
-from workbench.viewer import render_frames
 
 SCENES = Path(__file__).resolve().parents[2] / "scenes"
 G = 9.81

@@ -47,7 +47,7 @@ def test_reverse_doc_examples_run(tmp_path, monkeypatch):
 
     import yaml
 
-    from reverse.hints import parse_hints
+    from reverse.goals.hints import parse_hints
     from workbench.cli.main import main as workbench_main
     from workbench.store import read_trajectory
 

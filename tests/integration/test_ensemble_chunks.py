@@ -6,8 +6,6 @@ realization once; ``--scheduler local`` stops its cluster; ``--workers auto``.""
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +16,6 @@ import h5py
 import numpy as np
 import pytest
 
-import workbench.ensemble.executors as executors
 import workbench.ensemble.run as run_module
 from tests.conftest import SCENES, WORKBENCH, cli_env, kill_and_resume, run_workbench
 from tests.integration.test_ensemble import assert_same_file
@@ -66,77 +63,6 @@ def test_pool_bytes_equal_serial_and_waiting_is_bounded(serial, tmp_path):
     window = run_module.IN_FLIGHT_PER_WORKER * 2
     assert 0 <= result.peak_waiting <= window * run_module.MAX_TASK_REALIZATIONS
     assert result.peak_waiting < 60
-
-
-def _helped_run(tmp_path, monkeypatch, name: str, kill: bool = False) -> tuple[Path, list]:
-    """A serial run whose compressing helper process is up before the first task (so that it
-    compresses), each task's route recorded ("helper" or "here"); ``kill``: the helper is
-    SIGKILLed after its first task, and the run compresses here from then on."""
-    started = []
-
-    def helper_process():
-        pool = executors.helper_process()
-        assert pool is not None, "needs two cores"
-        pool.submit(run_module.worker_ready).result()
-        started.append(pool)
-        return pool
-
-    routes: list[str] = []
-    original = run_module.Sink._filtered
-
-    def filtered(self, packed):
-        routes.append("helper" if self._helper is not None and self._helper_up.done() else "here")
-        out = original(self, packed)
-        if kill and routes.count("helper") == 1 and routes[-1] == "helper":
-            for pid in list(started[0]._processes):
-                os.kill(pid, signal.SIGKILL)
-        return out
-
-    class UpAtOnce(executors.Starting):
-        """The run's check that its helper is up (a round trip from a thread) answers before
-        the first task, not after a run of ≈ 0.1 s on a loaded machine (other tests' processes,
-        pytest-xdist's other worker): every task then sees the helper up."""
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.join()
-            for future in self.futures:
-                future.exception()  # waits; a failed start shows in the routes
-
-    monkeypatch.setattr(run_module, "Starting", UpAtOnce)
-    monkeypatch.setattr(run_module, "SERIAL_RUNNER", False)  # the helper compresses (its role
-    # before the runner; tests/test_ens_runner.py has the runner)
-    monkeypatch.setattr(run_module, "helper_process", helper_process)
-    monkeypatch.setattr(run_module, "HELPER_MIN_SECONDS", 0.0)  # these runs take ≈ 0.1 s
-    # and whatever share compression measures on a loaded machine: the route must not hang on a
-    # timing
-    monkeypatch.setattr(run_module, "HELPER_MIN_SHARE", 0.0)
-    monkeypatch.setattr(run_module.Sink, "_filtered", filtered)
-    out = tmp_path / name
-    run_ensemble(SceneRef(str(SCENE), duration=DURATION), 60, out, entropy=3)
-    return out, routes
-
-
-@pytest.mark.skipif(executors.auto_workers() < 2, reason="the helper needs a second core")
-def test_serial_compressing_helper_gives_the_same_bytes(serial, tmp_path, monkeypatch):
-    out, routes = _helped_run(tmp_path, monkeypatch, "helped.h5")
-    assert routes and set(routes) == {"helper"}
-    assert _sha(out) == _sha(serial)
-    # a run whose realizations take less than HELPER_MIN_SECONDS has none
-    asked = []
-    monkeypatch.setattr(run_module, "HELPER_MIN_SECONDS", 1e9)
-    monkeypatch.setattr(run_module, "helper_process", lambda: asked.append(1))
-    alone = tmp_path / "alone.h5"
-    run_ensemble(SceneRef(str(SCENE), duration=DURATION), 60, alone, entropy=3)
-    assert _sha(alone) == _sha(serial) and not asked
-
-
-@pytest.mark.skipif(executors.auto_workers() < 2, reason="the helper needs a second core")
-def test_serial_run_survives_its_helper_killed(serial, tmp_path, monkeypatch):
-    out, routes = _helped_run(tmp_path, monkeypatch, "killed.h5", kill=True)
-    # the task after the kill finds the helper broken and is compressed here, as the rest
-    assert routes[0] == "helper" and routes.count("helper") >= 2 and routes[-1] == "here"
-    assert _sha(out) == _sha(serial)
 
 
 def test_sampler_hook_reaches_the_workers(serial, tmp_path):

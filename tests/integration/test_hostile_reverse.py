@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse import run as reverse_run
-from reverse.hints import MAX_HINT_SPEED, parse_hints
-from reverse.lcp import LCPError, LCPResult
-from reverse.run import MAX_REVERSE_STEPS, run_reverse
+from reverse.goals.hints import MAX_HINT_SPEED, parse_hints
+from reverse.lcp.solve import LCPError, LCPResult
+from reverse.runs import run as reverse_run
+from reverse.runs.run import MAX_REVERSE_STEPS, run_reverse
 from workbench.cli.main import main as workbench_main
 from workbench.errors import SceneError
 from workbench.scene.catalog import find_scene
@@ -253,7 +253,7 @@ def test_an_interpenetrating_start_is_warned_about_and_recorded(write_scene, tmp
 
 # ----------------------------------------------------------------------------- failed LCPs
 def test_an_lcp_error_mid_run_keeps_the_states_before(monkeypatch, tmp_path, capsys):
-    from reverse.lcp import solve_lcp as real_solve
+    from reverse.lcp.solve import solve_lcp as real_solve
 
     calls = {"n": 0}
 
@@ -263,7 +263,7 @@ def test_an_lcp_error_mid_run_keeps_the_states_before(monkeypatch, tmp_path, cap
             raise LCPError("M and q must be finite (found NaN or inf)")
         return real_solve(M, q, **kw)
 
-    monkeypatch.setattr("reverse.dynamics.solve_lcp", breaks_on_the_fifth_call)
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", breaks_on_the_fifth_call)
     out = tmp_path / "r.h5"
     argv = ["reverse", "reverse_landing", "--hints", LANDING_HINTS, "--duration", "0.01"]
     rc = main([*argv, "-o", out, "-q"])
@@ -283,7 +283,7 @@ def test_an_unsolved_island_lcp_ends_the_run_not_ok(monkeypatch, tmp_path, capsy
         n = len(q)
         return LCPResult(np.full(n, 1e9), q.copy(), "failed", 7, np.zeros(0, int), 1e9, "")
 
-    monkeypatch.setattr("reverse.dynamics.solve_lcp", fails)
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", fails)
     scene = load_scene(find_scene("reverse_landing"))
     result = run_reverse(scene, duration=0.01, hints=[])
     assert result.trajectory.status == "ok"  # at rest and unhinted: no island, no LCP

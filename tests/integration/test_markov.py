@@ -10,8 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from reverse.markov import TransitionModel, load_model
-from reverse.run import run_reverse
+from reverse.goals.markov import TransitionModel, load_model
+from reverse.runs.run import run_reverse
 from tests.conftest import REPO, WORKBENCH, cli_env
 from workbench.cli.main import main
 from workbench.scene.loader import load_scene
@@ -19,7 +19,6 @@ from workbench.scene.loader import load_scene
 SCENE = REPO / "scenes" / "markov_block.yaml"
 TABLE = REPO / "data" / "markov_block.json"
 SEMI = REPO / "data" / "markov_block_semi.json"
-ENERGY = REPO / "data" / "markov_block_energy.json"
 
 
 def train(out, *extra):
@@ -79,41 +78,12 @@ def test_shipped_semi_markov_table_is_what_the_command_wrote():
     assert semi.hazards.mean_dwell("rest", 3) > 5 * semi.hazards.mean_dwell("tumble", 3)
 
 
-def test_energy_table_same_bytes_whatever_the_workers_and_same_runs_as_plain(tmp_path):
-    a, b, plain = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "p.json"
-    assert train(a, "--kind", "energy") == 0
-    assert train(b, "--kind", "energy", "--workers", "2") == 0
-    assert train(plain) == 0
-    assert a.read_bytes() == b.read_bytes()
-    model, flat = load_model(a), load_model(plain)
-    assert model.kind == "energy" and model.hazards is not None
-    np.testing.assert_array_equal(model.counts, flat.counts)  # the same throws
-    law = model.energy_law
-    assert law.runs == 20 and law.states.shape == (30, 4)  # 1.5 s in bins of 0.05 s
-    # the file rounds each of 4 shares to 9 digits: the sums are 1 within 4 × 0.5e-9
-    np.testing.assert_allclose(law.states.sum(axis=1), 1.0, rtol=0, atol=2e-9)
-    # the throws (markov_training.THROW) start at most at sqrt(2² + 2² + 3²) m/s, ±10 rad/s
-    assert 0 < law.throw_speed <= np.sqrt(17) + 1e-12
-    assert 0 < law.throw_spin <= np.sqrt(300) + 1e-12
-    # energy comes out of the motion forward: the median energy is larger the longer before rest
-    med = np.expm1(law.energy.quantiles[:, 10])
-    assert med[-1] > med[len(med) // 2] >= med[0]
-
-
-def test_shipped_energy_table_is_what_the_command_wrote():
-    energy, plain = load_model(ENERGY), load_model(TABLE)
-    assert energy.kind == "energy"
-    assert energy.meta["command"] == plain.meta["command"] + " --kind energy"
-    np.testing.assert_array_equal(energy.counts, plain.counts)
-    assert energy.energy_law.runs == 1000
-
-
 @pytest.mark.slow
 def test_shipped_tables_are_reproducible_byte_for_byte(tmp_path, shared_throws):
     """The shipped tables, rewritten by the commands they store (1000 throws each: ~40 s in
     all on 2 idle cores, measured 11 s per table; the plain and semi-Markov commands' identical
     throws run once, ``shared_throws``)."""
-    for shipped in (TABLE, SEMI, ENERGY):
+    for shipped in (TABLE, SEMI):
         args = load_model(shipped).meta["command"].split()[1:]  # after "workbench"
         out = tmp_path / shipped.name
         assert main([*args, "--workers", "2", "-q", "-o", str(out)]) == 0
@@ -123,7 +93,7 @@ def test_shipped_tables_are_reproducible_byte_for_byte(tmp_path, shared_throws):
 def test_reverse_with_semi_markov_rests_as_long_as_its_hazard_says():
     """The policy counts a body's steps in its state itself: a rest whose hazard is 0 for 12
     steps and 1 at the 13th tips the block at exactly that step, whatever the Markov row."""
-    from reverse.semi_markov import DwellHazards
+    from reverse.goals.semi_markov import DwellHazards
 
     scene = load_scene(SCENE)
     m = 12
@@ -224,7 +194,7 @@ def test_markov_subcommand_in_a_subprocess(tmp_path):
 def test_trainer_collides_a_plane_as_the_box_it_is_documented_to_be(tmp_path):
     """Issue 15: a `plane` ground collided as a compound (box with an offset collision frame)
     counted 33.7 transitions per throw against 30.3 on the 1 m box; now the same states."""
-    from reverse.markov_training import run_throws
+    from reverse.pasts.training import run_throws
 
     text = SCENE.read_text(encoding="utf-8").replace(
         "shape: {type: plane}", "shape: {type: box, half_extents: [50, 50, 0.5]}\n"
@@ -279,34 +249,6 @@ def test_compare_takes_a_semi_markov_table(tmp_path):
     assert doc["counts"]["backward"] == 3
 
 
-def test_compare_smc_is_identical_whatever_the_workers(tmp_path):
-    """The particle filter (reverse/smc.py): resampled particles, the same bits for 1 and 2
-    workers; its numbers in the report."""
-    import json
-
-    table = tmp_path / "energy.json"
-    assert train(table, "--kind", "energy") == 0
-    argv = [*COMPARE, "--table", str(table), "-n", "6", "--duration", "0.2", "--smc"]
-    outs = {}
-    for workers in (1, 2):
-        outs[workers] = tmp_path / f"w{workers}"
-        assert main([*argv, "--workers", str(workers), "-o", str(outs[workers])]) == 0
-    a, b = ((outs[w] / "plausibility.json").read_text() for w in (1, 2))
-    assert a == b
-    doc = json.loads(a)
-    assert doc["meta"]["table_kind"] == "energy" and doc["meta"]["command"].endswith("--smc")
-    smc = doc["counts"]["smc"]
-    assert smc["generations"] == 4  # 0.2 s in generations of 0.05 s
-    assert 1 <= smc["distinct_sampled_runs"] <= 6 and 0 <= smc["raw_faster_share"] <= 1
-    assert doc["counts"]["backward"] == 6
-
-
-def test_compare_smc_needs_an_energy_table(tmp_path, capsys):
-    assert main([*COMPARE, "--smc", "-o", str(tmp_path / "r")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--smc" in err[0] and "kind energy" in err[0], err
-
-
 def test_compare_prints_the_table(tmp_path, capsys):
     argv = [a for a in COMPARE if a != "-q"]
     assert main([*argv, "-n", "3", "-o", str(tmp_path / "r")]) == 0
@@ -324,7 +266,7 @@ def test_compare_prints_the_table(tmp_path, capsys):
         (["--bins", "1"], "--bins"),
         (["--hints", "script"], "hints"),
         (["--angular-damping", "-1"], "--angular-damping"),
-        (["--smc-beta", "0.5"], "--smc-beta"),  # without --smc
+        (["--verify-budget", "5"], "--verify-budget"),  # without --conditioned
     ],
 )
 def test_compare_bad_input_is_one_line_exit_2(extra, words, tmp_path, capsys):

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from reverse.markov import load_model
+from reverse.goals.markov import load_model
 from tests.conftest import REPO
 from workbench.cli.main import main
 from workbench.scene.catalog import find_data, find_scene, shipped_tables
@@ -24,9 +24,8 @@ SHAPES = ("markov_plate", "markov_rod")
 #: (data/markov_block.json ``command``): the same n, seed, dt and duration for every shape.
 COMMAND = "workbench markov train {} -n 1000 --seed 2008 --dt 0.004166666666666667 --duration 1.5"
 SEMI = " --kind semi-markov"
-ENERGY = " --kind energy"
-#: Suffixes of a shape's shipped tables: plain, semi-Markov, energy law.
-KINDS = ("", "_semi", "_energy")
+#: Suffixes of a shape's shipped tables: plain and semi-Markov.
+KINDS = ("", "_semi")
 #: Longest ÷ shortest half extent of the block (0.1 / 0.05); the new shapes must differ from it.
 BLOCK_ASPECT = 2.0
 
@@ -49,21 +48,17 @@ def test_shipped_shape_tables_are_what_the_block_command_wrote(shape):
     # unlike the block in aspect ratio: plate 10 (0.1 / 0.01), rod 7.5 (0.15 / 0.02)
     assert aspect(scene) >= 3 * BLOCK_ASPECT
     assert aspect(load_scene(REPO / "scenes" / "markov_block.yaml")) == BLOCK_ASPECT
-    plain, semi, energy = (load_model(p) for p in tables(shape))
-    assert (plain.kind, semi.kind, energy.kind) == ("plain", "semi-markov", "energy")
+    plain, semi = (load_model(p) for p in tables(shape))
+    assert (plain.kind, semi.kind) == ("plain", "semi-markov")
     assert plain.meta["command"] == COMMAND.format(shape)
     assert semi.meta["command"] == COMMAND.format(shape) + SEMI
-    assert energy.meta["command"] == COMMAND.format(shape) + ENERGY
     block = load_model(REPO / "data" / "markov_block.json")
     assert block.meta["command"] == COMMAND.format("markov_block")  # the same command, indeed
     sha = hashlib.sha256(scene_path.read_bytes()).hexdigest()
-    for model in (plain, semi, energy):
+    for model in (plain, semi):
         assert model.meta["scene"] == scene_path.name and model.meta["scene_sha256"] == sha
-    # one set of runs, three models
+    # one set of runs, two models
     np.testing.assert_array_equal(semi.counts, plain.counts)
-    np.testing.assert_array_equal(energy.counts, plain.counts)
-    assert energy.hazards.to_doc() == semi.hazards.to_doc()
-    assert energy.energy_law.runs == 1000
     assert plain.counts.sum() == 1000 * 360  # 1000 runs of 360 steps (1.5 s at 1/240 s)
     assert not np.array_equal(plain.counts, block.counts)  # trained on its own shape
     P = plain.probabilities
@@ -124,7 +119,7 @@ def test_shipped_shape_tables_are_reproducible_byte_for_byte(name, tmp_path, sha
 def test_reverse_with_a_shape_table(name, tmp_path):
     from workbench.store import TrajectoryStore
 
-    shape = name.removesuffix("_semi").removesuffix("_energy")
+    shape = name.removesuffix("_semi")
     out = tmp_path / "r.h5"
     argv = ["reverse", shape, "--markov", name, "--seed", "1", "--duration", "0.05"]
     assert main([*argv, "-o", str(out), "-q"]) == 0

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse import run as reverse_run
-from reverse.hints import load_hints
-from reverse.lcp import LCPResult
-from reverse.run import run_forward_mirror, run_reverse
+from reverse.goals.hints import load_hints
+from reverse.lcp.solve import LCPResult
+from reverse.runs import run as reverse_run
+from reverse.runs.run import run_forward_mirror, run_reverse
 from workbench.cli.main import main
 from workbench.scene.catalog import find_scene
 from workbench.scene.loader import load_scene
@@ -253,7 +253,7 @@ def test_a_failed_island_lcp_is_reported(monkeypatch, landing):
             np.zeros(n), q.copy(), "failed", 7, np.zeros(0, int), 1.0, "regularized,enumeration"
         )
 
-    monkeypatch.setattr("reverse.dynamics.solve_lcp", failing)
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", failing)
     result = run_reverse(scene, duration=0.005, hints=hints)
     traj = result.trajectory
     # the first backward step's three islands failed, and so did their frictionless retries:
@@ -271,7 +271,7 @@ def test_a_failed_friction_lcp_falls_back_to_a_frictionless_island(monkeypatch, 
     """When the friction LCP of an island fails, the island is solved again without friction
     rows (a PSD problem); the failure stays in the report with the retry as its fallback, and
     the step uses the retry's verified answer instead of a failed iterate."""
-    from reverse.lcp import solve_lcp as real_solve
+    from reverse.lcp.solve import solve_lcp as real_solve
 
     scene, _ = landing
     hints = load_hints(
@@ -284,7 +284,7 @@ def test_a_failed_friction_lcp_falls_back_to_a_frictionless_island(monkeypatch, 
             return LCPResult(np.full(n, 1e9), q.copy(), "ray", 7, np.zeros(0, int), 1e9, "")
         return real_solve(M, q, **kw)
 
-    monkeypatch.setattr("reverse.dynamics.solve_lcp", friction_fails)
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", friction_fails)
     result = run_reverse(scene, duration=0.01, hints=hints)
     traj = result.trajectory
     assert traj.status == "ok"

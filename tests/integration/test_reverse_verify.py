@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from reverse.verify import (
+from reverse.runs.verify import (
     _candidate,
     _offset,
     gravity_correction,

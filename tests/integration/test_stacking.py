@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, Goals, RigidBodies, solve_island, tangent_basis
-from reverse.hints import parse_hints, script_hints
-from reverse.markov import load_model
-from reverse.run import run_reverse
-from reverse.stepper import Stepper, StepSettings
+from reverse.goals.hints import parse_hints, script_hints
+from reverse.goals.markov import load_model
+from reverse.runs.run import run_reverse
+from reverse.step.dynamics import ContactSet, Goals, RigidBodies, solve_island, tangent_basis
+from reverse.step.stepper import Stepper, StepSettings
 from workbench.scene.loader import load_scene
 from workbench.sim.state import State
 
@@ -73,8 +73,8 @@ def stack_runs():
 def test_stack_scene_has_four_corner_contacts_per_face():
     """The boxes touch exactly: 5 faces × 4 corners, so the test of §4 sees the lower four
     boxes pressed from both sides."""
-    from reverse.contacts import ContactDetector
-    from reverse.stepper import free_bodies
+    from reverse.runs.contacts import ContactDetector
+    from reverse.step.stepper import free_bodies
 
     scene = load_scene(STACK)
     with ContactDetector(scene) as det:
@@ -147,7 +147,8 @@ def test_attracting_contacts_hold_a_box_that_friction_could_not():
     )
     glued = solve_island(**common, attract=np.ones(4, bool))
     assert glued.lcp.status == "solved"
-    # LCP round-off (scale-relative tolerances of reverse/lcp.py) on velocities of 5 g h ~ 0.05
+    # LCP round-off (scale-relative tolerances of reverse/lcp/solve.py) on velocities of 5 g h ~
+    # 0.05
     assert np.abs(glued.velocity).max() <= 1e-12
     free = solve_island(**common, attract=None)
     assert free.velocity[0, 0] <= -(5.0 - 0.1) * G * DT * (1 - 1e-9)  # slid (backward: −x)
@@ -210,7 +211,7 @@ def test_brick_stack_builds_and_its_hints_parse():
     )
     assert min(at[b] for b in bricks if b.startswith("brick0")) >= 0.9
     assert "slide" in text and "bounce" in text
-    # callers that do not store the text skip writing it (reverse/sampling.py, the benchmark)
+    # callers that do not store the text skip writing it (reverse/runs/sampling.py, the benchmark)
     again, none = script_hints(BRICKS, {}, names, text=False)
     assert none is None and repr(again) == repr(hints)
 

@@ -366,7 +366,7 @@ def test_scenes_without_links_write_no_link_datasets(tmp_path):
 def test_frames_show_the_links_where_they_are(run, tmp_path):
     """Headless frames place the links by the recorded joint positions: the red (upper) and blue
     (lower) rods' pixels centre where the camera projects their recorded centres of mass."""
-    from workbench.viewer import frame_camera, render_frames
+    from workbench.replay.viewer import frame_camera, render_frames
 
     scene, traj = run
     width, height = 320, 240
@@ -401,11 +401,11 @@ def test_web_page_draws_every_link_where_pybullet_does(run, tmp_path):
     if not web.Path(web.CHROMIUM).exists():
         pytest.skip(f"no Chromium at {web.CHROMIUM}")
     sync_api = pytest.importorskip("playwright.sync_api")
-    from workbench.camera import Camera
+    from workbench.replay.camera import Camera
+    from workbench.replay.web import write_replay_page
+    from workbench.replay.web.page import page_data
     from workbench.sim.engine import Engine
     from workbench.sim.state import State
-    from workbench.web import write_replay_page
-    from workbench.web.page import page_data
 
     scene, traj = run
     camera = Camera(target=(0.5, 0.0, 1.2), distance=3.5, yaw=0.0, pitch=-10.0)

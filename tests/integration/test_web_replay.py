@@ -1,4 +1,5 @@
-"""The web replay page (``workbench.web``) in headless Chromium: it loads offline with no console
+"""The web replay page (``workbench.replay.web``) in headless Chromium: it loads offline with no
+console
 or page error, it moves, and it places the bodies where PyBullet's frames place them.
 
 Chromium is Debian's ``/usr/bin/chromium`` driven by Python playwright (no browser download); the
@@ -20,8 +21,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import SCENES
-from workbench.camera import Camera
 from workbench.errors import WorkbenchError
+from workbench.replay.camera import Camera
+from workbench.replay.web import write_replay_page
 from workbench.scene.loader import load_scene, scene_from_json
 from workbench.scene.model import scene_from_dict
 from workbench.sim.arguments import MOVING_COLOURS
@@ -29,7 +31,6 @@ from workbench.sim.engine import Engine
 from workbench.sim.forward import run_scene
 from workbench.sim.frames import mass_overrides_from_params
 from workbench.sim.state import State
-from workbench.web import write_replay_page
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -205,8 +206,8 @@ def test_ensemble_selects_realizations(browser, tmp_path):
 
 
 def test_reverse_demo_plays_backwards_and_matches_pybullet(browser, tmp_path):
-    from reverse.hints import load_hints
-    from reverse.run import run_reverse
+    from reverse.goals.hints import load_hints
+    from reverse.runs.run import run_reverse
 
     scene = load_scene(SCENES / "reverse_landing.yaml")
     hints = load_hints(SCENES / "reverse_landing.hints.yaml", scene.body_names)
@@ -321,9 +322,9 @@ def test_turned_shapes_match_pybullet(browser, tmp_path, name, settings, times, 
     capsule's outline although its centroid may stay. The same page with ``control``'s mistake
     fails the comparison (for some body and time: a body symmetric about its axis can look
     right at times, as a turn near identity read as (w, x, y, z) is a half turn about z)."""
+    from workbench.replay.viewer import frame_camera
+    from workbench.replay.web.page import MAX_FPS
     from workbench.sim.state import records_at_rate
-    from workbench.viewer import frame_camera
-    from workbench.web.page import MAX_FPS
 
     if name == "tumbling":
         scene = scene_from_dict(TUMBLING)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Rebuild workbench/web/assets/three.bundle.js: three.js and its OrbitControls as ONE minified
-# script (an IIFE defining the global THREE) that the replay page (workbench/web/page.py) inlines,
+# Rebuild workbench/replay/web/assets/three.bundle.js: three.js and its OrbitControls as ONE minified
+# script (an IIFE defining the global THREE) that the replay page (workbench/replay/web/page.py) inlines,
 # so the page works offline, opened as file://.
 #
 # The bundle is committed: CI and users never need npm. Run this only to change the three.js

@@ -1,6 +1,6 @@
 """``workbench markov train``: train the contact-transition table of the reverse stepper's Markov
-model (thin: parsing and output; the work is :func:`reverse.markov_training.train`);
-``workbench markov compare``: the plausibility measure of a table (:mod:`reverse.plausibility`)."""
+model (thin: parsing and output; the work is :func:`reverse.pasts.training.train`);
+``workbench markov compare``: the plausibility measure of a table (:mod:`reverse.pasts.measure`)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.conditioned_pasts import CONDITIONED_BUDGET
-from reverse.markov import KINDS, STATE_NAMES
-from reverse.markov_training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
-from reverse.smc import GENERATIONS as SMC_GENERATIONS
-from reverse.smc import SCHEMES as SMC_SCHEMES
-from reverse.verify import DEFAULT_BUDGET as VERIFY_BUDGET
+from reverse.goals.markov import KINDS, STATE_NAMES
+from reverse.pasts.conditioned import CONDITIONED_BUDGET
+from reverse.pasts.training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
 from uncertainty.two_sample import DEFAULT_BINS
 from workbench.cli.common import (
     add_scene_arguments,
@@ -60,17 +57,12 @@ backward runs by per-run features (0.5: chance; forward vs forward for reference
 OUT/plausibility.json (the numbers), OUT/sequences.png (contact-state sequences as in Twigg &
 James Fig. 9) and OUT/statistics.png (the histograms).
 
---verify adds a table "verified pasts vs forward": each backward run's earliest state refined
-(as `workbench reverse --verify` does) until PyBullet, played forward from it, rests within 1 cm
-and 5 deg of the run's final pose, and PyBullet's motion from it recorded as a throw; runs not
-refined are left out and counted. It measures the pasts a user of --verify gets, not the
-backward runs, whose table is unchanged.
-
 --conditioned adds a table "conditioned forward pasts vs forward": N pasts sampled forward, not
-by the backward stepper (workbench reverse --conditioned): throws of their own stream kept when
-they rest on the final pose's face at the end of the duration, carried onto the final pose by
-the flat ground's symmetry (a turn about the vertical and a shift), and refined as --verify
-refines until PyBullet confirms them. For a single body resting on a flat ground.
+by the backward stepper (`workbench pasts`): throws of their own stream kept when they rest on
+the final pose's face at the end of the duration, carried onto the final pose by the flat
+ground's symmetry (a turn about the vertical and a shift), and refined (as `workbench reverse
+--verify` refines an earliest state) until PyBullet confirms them. For a single body resting on
+a flat ground.
 
 --seed S gives each sample its own stream (SeedSequence(S, spawn_key=(k,))) and each run its own
 below that: the numbers and files are identical whatever --workers.
@@ -86,12 +78,6 @@ examples:
       -o block_plausibility
   workbench markov compare my_shape.yaml --table my_shape.json --hints slides.hints.yaml \\
       -n 200 --seed 1 --workers 2 -o my_shape_plausibility
-  workbench markov compare markov_block --table markov_block_energy --smc -n 200 --seed 1 \\
-      --workers 2 -o block_smc
-  workbench markov compare markov_block --table markov_block_energy --smc --smc-scheme lift \\
-      --smc-beta 0.3 --lift-cache lift_cache -n 200 --seed 1 --workers 2 -o block_lift
-  workbench markov compare markov_block --table markov_block_energy --smc --verify -n 200 \\
-      --seed 1 --workers 2 -o block_verified
   workbench markov compare markov_block --table markov_block_semi --conditioned -n 200 \\
       --seed 1 --workers 2 -o block_conditioned
 """
@@ -108,9 +94,7 @@ That table is memoryless: a state's chance of dropping is the same however long 
 has been in it. --kind semi-markov adds, from the same runs, the chance of a drop per step as a
 function of the time already spent in the state (dwell-time hazards), with the final rest
 modelled apart from the brief flat landings of a tumble, so that backward runs rest as long as
-forward ones before they lift off. --kind energy adds to that the runs' law of energy, spin and
-contact state against time before rest, which `workbench markov compare --smc` and `workbench
-reverse --samples --rank likelihood` weight backward runs by.
+forward ones before they lift off.
 
 Run i draws its throw from SeedSequence(seed, spawn_key=(i,)): the same seed writes the same
 bytes whatever --workers. Planes are 1 m thick boxes, as in the reverse stepper.
@@ -151,9 +135,7 @@ def add_markov_parser(sub) -> None:
         choices=KINDS,
         default="plain",
         help="plain: the Markov table of Twigg & James (memoryless); semi-markov: the same table "
-        "plus dwell-time hazards per contact state, the final rest apart; energy: semi-markov "
-        "plus the runs' energy, spin and contact state against time before rest, for "
-        "`markov compare --smc` (default plain)",
+        "plus dwell-time hazards per contact state, the final rest apart (default plain)",
     )
     tr.add_argument(
         "--force",
@@ -194,74 +176,9 @@ def add_markov_parser(sub) -> None:
         "vertical per run)",
     )
     cp.add_argument(
-        "--smc",
-        action="store_true",
-        help="run the backward runs as a particle filter weighted by the table's energy law "
-        "(a table of kind energy) and resampled: pasts with forward-like energy and spin",
-    )
-    cp.add_argument(
-        "--smc-beta",
-        type=float,
-        default=None,
-        metavar="B",
-        help="tempering of the particle filter's weights, 0 < B <= 1 (default 0.3; 1: the "
-        "forward law's full weight, fewer distinct pasts)",
-    )
-    cp.add_argument(
-        "--smc-scheme",
-        choices=SMC_SCHEMES,
-        default="potential",
-        help="the filter's weights (reverse/smc.py): potential, the forward density of energy, "
-        "spin and contact state at the time before the end (default); ratio, its ratio to the "
-        "backward runs' own law per bin; match, every bin resampled by that ratio; lift, only "
-        "pasts more energetic than forward ones at the same time before their final rest began "
-        "pushed down (the law fitted from the table's own throws run again, 1000 throws: about "
-        "a minute; see --lift-cache); lift-central, lift with too little energy or spin pushed "
-        "down too",
-    )
-    cp.add_argument(
-        "--smc-generation",
-        choices=SMC_GENERATIONS,
-        default="bin",
-        help="a filter generation per bin of 0.05 s for every particle at once (default), or "
-        "per drop: each particle stepped to its next contact-separation event (at most 0.05 s) "
-        "and weighted at its own reverse time, so that the weights act at the drops (schemes "
-        "potential, lift, lift-central)",
-    )
-    cp.add_argument(
-        "--smc-release",
-        action="store_true",
-        help="with --smc: keep, at the end, the particles whose earliest state could be a "
-        "throw's release (height above the ground, falling, horizontal speed, speed and spin "
-        "within the training throws' law) when any is; off by default",
-    )
-    cp.add_argument(
-        "--lift-cache",
-        metavar="DIR",
-        help="with --smc-scheme lift or lift-central: keep the fitted law in DIR (keyed by the "
-        "table's and the scene's bytes) so that a rerun skips the throws; the same bits either "
-        "way",
-    )
-    cp.add_argument(
-        "--pivot",
-        action="store_true",
-        help="with --smc: a drop that keeps a corner or an edge pivots the body about it (the "
-        "kept contacts stick, the separating ones approach as a rotation about them moves "
-        "them; reverse/markov.py MarkovPolicy pivot), where by default a face dropped to one "
-        "corner is lifted flat",
-    )
-    cp.add_argument(
         "--persist-contacts",
         action="store_true",
         help="contact persistence of the backward runs (workbench reverse --persist-contacts)",
-    )
-    cp.add_argument(
-        "--verify",
-        action="store_true",
-        help="also compare the backward runs' forward-verified pasts with the throws: each "
-        "run's earliest state refined until PyBullet rests at its final pose (workbench reverse "
-        "--verify), then PyBullet's motion from it recorded as a throw (a table of its own; "
-        "unrefined runs left out and counted)",
     )
     cp.add_argument(
         "--conditioned",
@@ -275,8 +192,8 @@ def add_markov_parser(sub) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="with --verify or --conditioned: most PyBullet runs of one refinement "
-        f"(default {VERIFY_BUDGET}; with --conditioned {CONDITIONED_BUDGET})",
+        help=f"with --conditioned: most PyBullet runs of one refinement (default "
+        f"{CONDITIONED_BUDGET})",
     )
     cp.add_argument(
         "--bins",
@@ -367,12 +284,12 @@ def cmd_markov_train(args) -> int:
 
 
 def cmd_markov_compare(args) -> int:
-    from reverse.hints import load_hint_distribution, script_takes_seed
-    from reverse.markov import load_model
-    from reverse.plausibility import format_table, measure
-    from reverse.run import check_reversible, plan_reverse_run
-    from reverse.sampling import RunVariation
-    from reverse.stepper import StepSettings
+    from reverse.goals.hints import load_hint_distribution, script_takes_seed
+    from reverse.goals.markov import load_model
+    from reverse.pasts.measure import format_table, measure
+    from reverse.runs.run import check_reversible, plan_reverse_run
+    from reverse.runs.sampling import RunVariation
+    from reverse.step.stepper import StepSettings
     from workbench.figures.plausibility import plot_measurement
     from workbench.scene.catalog import find_data, find_hints
 
@@ -402,40 +319,11 @@ def cmd_markov_compare(args) -> int:
     if problem and not args.force:
         raise SceneError("--duration", "", f"{problem}; pass --force to run it anyway")
     model = load_model(find_data(args.table, what="contact-transition table"))
-    if args.smc and model.energy_law is None:
-        raise SceneError(
-            "--smc",
-            "",
-            f"the table {args.table} is of kind {model.kind}; the particle filter needs one of "
-            "kind energy (`workbench markov train --kind energy`)",
-        )
-    if args.smc_beta is not None and not (args.smc and 0 < args.smc_beta <= 1):
-        raise SceneError("--smc-beta", "", f"expected 0 < B <= 1 with --smc, got {args.smc_beta}")
-    if args.smc_scheme != "potential" and not args.smc:
-        raise SceneError("--smc-scheme", "", "needs --smc")
-    if args.smc_generation != "bin" and not args.smc:
-        raise SceneError("--smc-generation", "", "needs --smc")
-    if args.smc_release and not args.smc:
-        raise SceneError("--smc-release", "", "needs --smc")
-    if args.smc_generation == "drop" and args.smc_scheme in ("match", "ratio"):
-        raise SceneError(
-            "--smc-generation",
-            "",
-            f"drop weighs each particle at its own reverse time; --smc-scheme {args.smc_scheme} "
-            "compares them at one (expected potential, lift or lift-central)",
-        )
-    if args.pivot and not args.smc:
-        raise SceneError("--pivot", "", "needs --smc (the sampled runs take no such option)")
-    if args.verify_budget is not None and not (args.verify or args.conditioned):
-        raise SceneError("--verify-budget", "", "needs --verify or --conditioned")
-    if args.verify or args.conditioned:
-        check_count("--verify-budget", VERIFY_BUDGET if args.verify_budget is None
+    if args.verify_budget is not None and not args.conditioned:
+        raise SceneError("--verify-budget", "", "needs --conditioned")
+    if args.conditioned:
+        check_count("--verify-budget", CONDITIONED_BUDGET if args.verify_budget is None
                     else args.verify_budget, "PyBullet run")  # fmt: skip
-    if args.lift_cache is not None and not args.smc_scheme.startswith("lift"):
-        raise SceneError("--lift-cache", "", "needs --smc --smc-scheme lift or lift-central")
-    cache = Path(args.lift_cache) if args.lift_cache is not None else None
-    if cache is not None and cache.exists() and not cache.is_dir():
-        raise SceneError("--lift-cache", "", f"{cache} exists and is not a folder")
     variation = RunVariation(heading=args.heading)
     hints_text = ""
     if args.hints == "script":
@@ -450,7 +338,7 @@ def cmd_markov_compare(args) -> int:
         dist = load_hint_distribution(hints_path, scene.body_names)
         rest = None
         if dist.needs_rest:  # at: rest — the table's final rest on a face
-            from reverse.semi_markov import FinalRest
+            from reverse.goals.semi_markov import FinalRest
 
             if model.hazards is None:
                 raise SceneError(str(hints_path), "hints", "at: rest needs a semi-Markov table")
@@ -463,29 +351,6 @@ def cmd_markov_compare(args) -> int:
         raise SceneError("-o", "", f"{out} exists and is not a folder")
     if not out.parent.is_dir():
         raise SceneError("-o", "", f"the folder {out.parent} does not exist")
-    lift = {}
-    if args.smc and args.smc_scheme.startswith("lift"):
-        from reverse.markov_training import cached_lift_law
-
-        t_law = time.perf_counter()
-        try:
-            law, read = cached_lift_law(
-                path,
-                model,
-                find_data(args.table, what="contact-transition table"),
-                workers=args.workers,
-                cache=cache,
-            )
-        except ValueError as exc:  # the table's metadata, or throws that give other counts
-            raise SceneError("--table", "", str(exc)) from None
-        if not args.quiet and read:
-            print(f"lift law: read from {cache}")
-        elif not args.quiet:
-            print(
-                f"lift law: fitted from the table's {model.meta.get('n')} throws run again in "
-                f"{time.perf_counter() - t_law:.1f} s"
-            )
-        lift = {"lift_law": law}
     t0 = time.perf_counter()
     sets = "".join(f" --set {s}" for s in args.overrides)
     settings = StepSettings(
@@ -504,14 +369,7 @@ def cmd_markov_compare(args) -> int:
         f"{entropy} --dt {dt!r} --duration {duration!r} --bins {args.bins}"
         f"{'' if args.heading else ' --no-heading'}"
         f"{f' --hints {args.hints}' if args.hints else ''}{controls}{sets}"
-        f"{' --smc' if args.smc else ''}"
-        f"{f' --smc-beta {args.smc_beta!r}' if args.smc_beta is not None else ''}"
-        f"{f' --smc-scheme {args.smc_scheme}' if args.smc_scheme != 'potential' else ''}"
-        f"{f' --smc-generation {args.smc_generation}' if args.smc_generation != 'bin' else ''}"
-        f"{' --smc-release' if args.smc_release else ''}"
         f"{' --persist-contacts' if args.persist_contacts else ''}"
-        f"{' --pivot' if args.pivot else ''}"
-        f"{' --verify' if args.verify else ''}"
         f"{' --conditioned' if args.conditioned else ''}"
         f"{f' --verify-budget {args.verify_budget}' if args.verify_budget is not None else ''}"
     )
@@ -530,7 +388,7 @@ def cmd_markov_compare(args) -> int:
         "reverse_settings": repr(settings),
     }
     # the verification and the conditioned pasts: one more pass of n runs each
-    parts = 3 + int(args.verify) + int(args.conditioned)
+    parts = 3 + int(args.conditioned)
     with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as bar:
         advance = None if bar is None else (lambda done, _total: bar(done, parts * args.n))
         run = measure(
@@ -545,37 +403,18 @@ def cmd_markov_compare(args) -> int:
             options={
                 "settings": settings,
                 **({"persist_contacts": True} if args.persist_contacts else {}),
-                **({"pivot": True} if args.pivot else {}),
             },
             workers=args.workers,
             bins=args.bins,
             meta=meta,
             progress=advance,
-            smc=args.smc,
-            smc_options={
-                "scheme": args.smc_scheme,
-                **({} if args.smc_beta is None else {"beta": args.smc_beta}),
-                **({} if args.smc_generation == "bin" else {"generation": args.smc_generation}),
-                **({"release": True} if args.smc_release else {}),
-                **lift,
-            },
         )
-        if args.verify:
-            from reverse.verified_pasts import measure_verified, verify_settings
-
-            budget = VERIFY_BUDGET if args.verify_budget is None else args.verify_budget
-            measure_verified(
-                run, path, verify_settings(budget), seed=entropy, dt=dt, duration=duration,
-                overrides=tuple(overrides), workers=args.workers, bins=args.bins,
-                progress=None if bar is None
-                else (lambda k, _t: bar(3 * args.n + k, parts * args.n)),
-            )  # fmt: skip
         if args.conditioned:
-            from reverse.conditioned_pasts import measure_conditioned
-            from reverse.verified_pasts import verify_settings
+            from reverse.pasts.conditioned import measure_conditioned
+            from reverse.runs.verify import verify_settings
 
             budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
-            first = (3 + int(args.verify)) * args.n
+            first = 3 * args.n
             measure_conditioned(
                 run, path, verify_settings(budget), seed=entropy, dt=dt, duration=duration,
                 overrides=tuple(overrides), workers=args.workers, bins=args.bins,
@@ -588,12 +427,8 @@ def cmd_markov_compare(args) -> int:
     figures = ", ".join(plot_measurement(samples, result.values, dt, out))
     if not args.quiet:
         print(format_table(result))
-        if result.verified is not None:
-            from reverse.verified_pasts import format_verified
-
-            print(format_verified(result, run.seconds))
         if result.conditioned is not None:
-            from reverse.conditioned_pasts import format_conditioned
+            from reverse.pasts.conditioned import format_conditioned
 
             print(format_conditioned(result, run.seconds))
         print(

@@ -11,13 +11,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from workbench.camera import Camera, parse_camera_option
 from workbench.cli.common import check_output, progress_bar
 from workbench.errors import WorkbenchError
-from workbench.scene.loader import scene_from_json
-from workbench.sim.state import finite_records
-from workbench.store import TrajectoryStore
-from workbench.viewer import (
+from workbench.replay.camera import Camera, parse_camera_option
+from workbench.replay.viewer import (
     FOV_DEG,
     FPS_RANGE,
     MAX_SIDE,
@@ -30,6 +27,9 @@ from workbench.viewer import (
     replay,
     write_video,
 )
+from workbench.scene.loader import scene_from_json
+from workbench.sim.state import finite_records
+from workbench.store import TrajectoryStore
 
 __all__ = ["add_replay_parser", "cmd_replay", "HTML_MAX_RUNS"]
 
@@ -128,7 +128,8 @@ def add_replay_parser(sub) -> None:
 
 
 def cmd_replay(args) -> int:
-    """``workbench replay`` (the work is :mod:`workbench.viewer` and :mod:`workbench.web`)."""
+    """``workbench replay`` (the work is :mod:`workbench.replay.viewer` and
+    :mod:`workbench.replay.web`)."""
     size = _size(args.size)
     fps = _within("--fps", args.fps, FPS_RANGE)
     speed = _within("--speed", args.speed, SPEED_RANGE)
@@ -202,7 +203,7 @@ def cmd_replay(args) -> int:
             )
         print(summary(written))
     if args.html:
-        from workbench.web import write_replay_page  # three.js page: only for --html
+        from workbench.replay.web import write_replay_page  # three.js page: only for --html
 
         camera = _camera(view, scene, list(runs.values()), HTML_ASPECT, FOV_DEG)
         write_replay_page(args.html, scene, runs, camera=camera, reverse=args.reverse, speed=speed)
@@ -211,7 +212,8 @@ def cmd_replay(args) -> int:
 
 
 def _size(text: str) -> tuple[int, int]:
-    """``--size WxH`` as (width, height), each from 1 to :data:`~workbench.viewer.MAX_SIDE`."""
+    """``--size WxH`` as (width, height), each from 1 to
+    :data:`~workbench.replay.viewer.MAX_SIDE`."""
     try:
         w, h = (int(x) for x in text.lower().split("x"))
     except ValueError:

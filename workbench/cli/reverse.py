@@ -1,5 +1,5 @@
 """``workbench reverse``: step a scene backward from its final state (thin: parsing and output;
-the work is :func:`reverse.run.run_reverse`)."""
+the work is :func:`reverse.runs.run.run_reverse`)."""
 
 from __future__ import annotations
 
@@ -12,25 +12,25 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse import run as reverse_run
-from reverse.conditioned_pasts import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST
-from reverse.hints import (
+from reverse.goals.hints import (
     late_hints,
     load_hint_distribution,
     load_hints,
     script_hints,
     script_takes_seed,
 )
-from reverse.markov import load_model
-from reverse.run import (
+from reverse.goals.markov import load_model
+from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST
+from reverse.runs import run as reverse_run
+from reverse.runs.run import (
     plan_reverse_run,
     run_reverse,
     start_overlap,
     stitch_forward,
 )
-from reverse.sampling import RunVariation, sample_reverse_runs
-from reverse.stepper import StepSettings
-from reverse.verify import DEFAULT_BUDGET, DEFAULT_RADIUS
+from reverse.runs.sampling import RunVariation, sample_reverse_runs
+from reverse.runs.verify import DEFAULT_BUDGET, DEFAULT_RADIUS
+from reverse.step.stepper import StepSettings
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
@@ -252,14 +252,6 @@ def add_reverse_parser(sub) -> None:
         help="keep the k lowest-peak-energy accepted runs (1)",
     )
     m.add_argument(
-        "--rank",
-        choices=("energy", "likelihood"),
-        default="energy",
-        help="which runs --keep keeps: lowest peak kinetic energy (default) or highest forward "
-        "likelihood of their energy and spin against time before rest (a --markov table of kind "
-        "energy)",
-    )
-    m.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -419,15 +411,6 @@ def cmd_reverse(args) -> int:
         )
     table = find_data(args.markov, what="contact-transition table") if args.markov else None
     markov = load_model(table) if table is not None else None
-    if args.rank == "likelihood" and (
-        args.samples is None or markov is None or markov.energy_law is None
-    ):
-        raise SceneError(
-            "--rank",
-            "",
-            "likelihood ranks --samples by a --markov table's energy law: needs --samples and a "
-            "table of kind energy (`workbench markov train --kind energy`)",
-        )
     settings = StepSettings(
         dt,
         free_to_bounce=args.free_to_bounce,
@@ -484,9 +467,10 @@ def _pair(option: str, text: str) -> tuple[float, float]:
 
 
 def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, dict]:
-    """Refine the kept runs' earliest states (:func:`reverse.verify.verify_runs`); the datasets,
+    """Refine the kept runs' earliest states (:func:`reverse.runs.verify.verify_runs`); the
+    datasets,
     their attributes and the root attributes to store, and a summary printed unless quiet."""
-    from reverse.verify import verify_dataset_attrs, verify_runs, verify_states, verify_table
+    from reverse.runs.verify import verify_dataset_attrs, verify_runs, verify_states, verify_table
 
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
     done = [0]
@@ -542,7 +526,8 @@ def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, di
 
 def _check_size(args, scene, dt) -> None:
     """Refuse, unless ``--force``, a run whose estimated steps or record memory exceed the bounds
-    of :mod:`reverse.run` (one line with the numbers); a step count too large to count is refused
+    of :mod:`reverse.runs.run` (one line with the numbers); a step count too large to count is
+    refused
     even with ``--force``."""
     option = "--dt" if args.dt else "--duration"
     n_bodies = len(scene.bodies)
@@ -645,7 +630,6 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
             scheduler=args.scheduler,
             progress=count,
             variation=variation,
-            rank=args.rank,
         )
     table = result.table()
     if not result.kept:
@@ -686,11 +670,7 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
         store.write_many((r, traj) for r, (_, traj, _) in enumerate(result.kept))
     if not args.quiet:
         print(_summary(table, args.energy_limit))
-        order = (
-            "lowest peak kinetic energy first"
-            if args.rank == "energy"
-            else "most likely by the forward energy law first"
-        )
+        order = "lowest peak kinetic energy first"
         print(
             f"wrote {out}: {len(result.kept)} of {args.samples} runs kept ({order}; replay one "
             f"with --realization i) in {result.wall_seconds:.1f} s"

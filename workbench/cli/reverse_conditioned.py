@@ -1,7 +1,7 @@
 """``workbench reverse --conditioned K``: pasts sampled forward for a scene whose one moving body
 rests on a flat ground (thin: checks, the file and the summary; the work is
-:func:`reverse.conditioned_pasts.conditioned_pasts`). The realizations follow the reverse runs'
-conventions (:func:`reverse.run.run_reverse`), so `workbench replay` and `inspect` read them as
+:func:`reverse.pasts.conditioned.conditioned_pasts`). The realizations follow the reverse runs'
+conventions (:func:`reverse.runs.run.run_reverse`), so `workbench replay` and `inspect` read them as
 they read a ``--samples`` file."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.conditioned_pasts import MAX_THROWS_PER_PAST, final_rest_body
-from reverse.run import plan_reverse_run
+from reverse.pasts.conditioned import MAX_THROWS_PER_PAST, final_rest_body
+from reverse.runs.run import plan_reverse_run
 from workbench.cli.common import progress_bar
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
@@ -25,7 +25,7 @@ from workbench.store import StoreSchema, TrajectoryStore
 __all__ = ["CONDITIONED_DTYPE", "check_conditioned_options", "run_conditioned"]
 
 #: Options of the backward stepper and of --samples that --conditioned refuses (it runs PyBullet
-#: forward: :mod:`reverse.conditioned_pasts`), with the value that means "not given".
+#: forward: :mod:`reverse.pasts.conditioned`), with the value that means "not given".
 _BACKWARD_ONLY = (
     ("samples", "--samples", None),
     ("markov", "--markov", None),
@@ -111,15 +111,15 @@ def check_conditioned_options(args) -> None:
 
 
 def _past_trajectory(past, body_names, dt: float, params: dict):
-    """A kept :class:`reverse.conditioned_pasts.ConditionedPast` as a
+    """A kept :class:`reverse.pasts.conditioned.ConditionedPast` as a
     :class:`~workbench.sim.state.Trajectory` in a reverse run's conventions
-    (:func:`reverse.run.run_reverse`: ``time`` = k·dt from 0, the earliest state, to the
+    (:func:`reverse.runs.run.run_reverse`: ``time`` = k·dt from 0, the earliest state, to the
     duration, the scene's state; status ``ok``)."""
     from workbench.sim.state import Trajectory
 
     a = past.trajectory
     return Trajectory(
-        time=np.arange(len(a)) * dt,  # as reverse.run: int to float, then one product
+        time=np.arange(len(a)) * dt,  # as reverse.runs.run: int to float, then one product
         body_names=tuple(body_names),
         position=np.ascontiguousarray(a[:, :, 0:3]),
         orientation=np.ascontiguousarray(a[:, :, 3:7]),
@@ -159,7 +159,7 @@ def _conditioned_dataset_attrs() -> dict[str, dict]:
     return {
         "conditioned/outcomes": {
             "units": "",
-            "description": "conditioned forward pasts (reverse/conditioned_pasts.py): one row "
+            "description": "conditioned forward pasts (reverse/pasts/conditioned.py): one row "
             "per throw tried, in throw order, and what became of it",
             "dims": ("throw",),
             "field_units": tuple(_CONDITIONED_FIELDS[f][0] for f in names),
@@ -180,17 +180,17 @@ def _conditioned_dataset_attrs() -> dict[str, dict]:
         "conditioned/contact_state": {
             "units": "1",
             "description": "contact state of the moving body per record, as the Markov "
-            "training counts it (0 free, 1 vertex, 2 edge, 3 face; reverse/markov.py)",
+            "training counts it (0 free, 1 vertex, 2 edge, 3 face; reverse/goals/markov.py)",
             "dims": ("realization", "time"),
         },
     }
 
 
 def run_conditioned(args, path, overrides, scene) -> int:
-    """``--conditioned K``: K pasts sampled forward (:func:`reverse.conditioned_pasts.
+    """``--conditioned K``: K pasts sampled forward (:func:`reverse.pasts.conditioned.
     conditioned_pasts`) in the scene as ``workbench run`` builds it, written as realizations."""
-    from reverse.conditioned_pasts import conditioned_pasts, conditioned_summary
-    from reverse.verified_pasts import verify_settings
+    from reverse.pasts.conditioned import conditioned_pasts, conditioned_summary
+    from reverse.runs.verify import verify_settings
     from workbench.sim.forward import start_overlap as overlap_of
 
     k_asked = args.conditioned
@@ -248,7 +248,7 @@ def run_conditioned(args, path, overrides, scene) -> int:
         "reverse_duration": float(trajs[0].time[-1]),
         "start_overlap": overlap_of(scene.with_settings(dt=dt)).depth,
         "reverse_sampler": "conditioned",
-        "conditioned_sampler": "conditioned forward pasts (reverse/conditioned_pasts.py): "
+        "conditioned_sampler": "conditioned forward pasts (reverse/pasts/conditioned.py): "
         "throws of the training's throw law resting on the final pose's face at the end of the "
         "duration, carried onto it by a turn about the vertical and a horizontal shift, their "
         "release refined until PyBullet rests within the tolerance; not the backward stepper",

@@ -109,8 +109,10 @@ LONG_TASK_SECONDS = 2 * TASK_SECONDS
 MAX_TASK_REALIZATIONS = 1024
 
 #: Seconds of realizations (by the nominal run's time) from which a serial run has a helper
-#: process: it runs the realizations (:data:`SERIAL_RUNNER`) or compresses them
-#: (:class:`~workbench.ensemble.sink.Sink`).
+#: process, which runs the realizations while this process compresses and writes them: PyBullet
+#: never lets go of the GIL, so a writer thread beside the realizations stopped them at each of
+#: its turns; with the realizations in a process of their own, this process's work (unpickling,
+#: deflate, HDF5) runs on the other core. Both write the same bytes.
 #: Compressing, it saved ≈ 10% of the time when a core was free, and costs ≈ 1.1 s of CPU to
 #: start (the fork server's imports), which a shorter run would not repay, and a machine without
 #: a free core pays in full (measured on a loaded machine: 100 random_box realizations 50%
@@ -119,39 +121,14 @@ MAX_TASK_REALIZATIONS = 1024
 HELPER_MIN_SECONDS = 30.0
 
 #: Share of a realization's time that compressing it takes (measured on the nominal run) from
-#: which a serial run has the helper process compress: below, the writer thread's compression
-#: costs less than the helper's start. Measured (2026-11-27, busy machine, shuffle + zlib-4):
+#: which a serial run has the helper process: below, the writer thread's compression costs less
+#: than the helper's start. Measured (2026-11-27, busy machine, shuffle + zlib-4):
 #: random_box 0.8 ms of a 15 ms realization (5%), the five-body scene 3.8 ms of 2.4 s (0.16%).
 HELPER_MIN_SHARE = 0.01
 
-#: A serial run long enough for a helper process (:data:`HELPER_MIN_SECONDS`,
-#: :data:`HELPER_MIN_SHARE`) has it run the realizations, and this process compresses and writes
-#: them (True); False: the helper only compresses, this process runs the realizations and a thread
-#: behind them has them compressed and writes them. PyBullet never lets go of the GIL, so that
-#: thread stops the realizations at each of its turns (:class:`~workbench.ensemble.sink.Sink`);
-#: with the realizations in a process of their own nothing shares their interpreter, and this
-#: process's work (unpickling, zlib, HDF5) runs on the other core. Both write the same bytes.
-SERIAL_RUNNER = True
-
-#: A serial run writes from a thread behind the realizations (and has them compressed there or
-#: by a helper process); False: this thread compresses and writes each task when it is done,
-#: so that nothing runs beside the realizations (two processes at once each ran 8-46% slower on
-#: the 2-core machine of docs/ensembles.md in one session and at full speed in the next, S ≈ 2.0:
-#: which mode is faster is not settled there; both write the same bytes).
-SERIAL_WRITER_THREAD = True
-
-#: Switch interval (s) while a serial run's writer thread runs, or None: Python's (5 ms). The
-#: thread needs the GIL back after each of its ≈ 8 zlib calls per realization, and PyBullet
-#: lets go of it only when asked, every switch interval: at 5 ms the thread falls behind and
-#: the realizations wait for it (2026-11-27, busy machine: 12-21 ms of wall per realization
-#: for ≈ 1.5 ms of work; 9 ms at 0.2 ms). Idle, one run each, 0.2 ms measured slower (1.226
-#: against 1.153 × bare), within that run's drift: ``benchmarks/ensemble.py --switch-row``.
-SERIAL_SWITCH_SECONDS: float | None = None
-
-#: Tasks waiting for the writer thread of a serial run. A task's trip through the helper process
-#: that compresses it takes a few dozen GIL turns (pickles written and read in 64 kB pieces), each
-#: up to 5 ms while the realizations hold the GIL: 4 tasks of 0.5 s hide that latency, and hold
-#: ≈ 2 MB each (random_box, uncompressed).
+#: Tasks waiting for the writer thread of a serial run: 4 tasks of 0.5 s hide the thread's GIL
+#: turns (each up to 5 ms while the realizations hold the GIL), and hold ≈ 2 MB each
+#: (random_box, uncompressed).
 SINK_QUEUE = 4
 
 #: Near the end, a task holds at most 1/TAIL_SPLIT of each worker's share of what is left, so
@@ -603,17 +580,17 @@ def run_ensemble(
         # (by the nominal run's time; a resumed run is taken as long), whose compression is
         # not negligible (measured on the nominal run's rows)
         work = None if nominal_seconds is None else nominal_seconds * len(todo)
-        helped = behind and compressing and SERIAL_WRITER_THREAD
+        helped = behind and compressing
         if helped and work is not None:
             share = _compression_seconds(store.schema, nominal, filters) / nominal_seconds
             helped = work >= HELPER_MIN_SECONDS and share >= HELPER_MIN_SHARE
         helper = stack.enter_context(_helper(helper_process() if helped else None))
         runner = None
-        if helper is not None and SERIAL_RUNNER:
+        if helper is not None:
             # the helper runs the realizations (this process runs them only until it is up);
             # this process compresses and writes what it returns, as for a pool of one
             runner, ready = helper
-            ex, behind, helper = runner, False, None
+            ex, behind = runner, False
         result = EnsembleResult(path=out, n_realizations=n, ran=len(todo), entropy=entropy)
         done = n - len(todo)
         if progress is not None:
@@ -644,9 +621,7 @@ def run_ensemble(
             Sink(
                 writer,
                 filters,
-                threaded=behind and SERIAL_WRITER_THREAD,
-                helper=helper,
-                switch=SERIAL_SWITCH_SECONDS,
+                threaded=behind,
                 queue=SINK_QUEUE,
             )
         )

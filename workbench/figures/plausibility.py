@@ -1,4 +1,4 @@
-"""Figures of the plausibility measure (``workbench markov compare``, :mod:`reverse.plausibility`):
+"""Figures of the plausibility measure (``workbench markov compare``, :mod:`reverse.pasts.measure`):
 contact-state sequences of forward and backward runs as in Twigg & James 2008 [1]_ Fig. 9, and
 the histograms of the per-run statistics (matplotlib, Agg backend).
 
@@ -20,7 +20,7 @@ from workbench.figures.labels import axis_label, density_label
 
 __all__ = ["STATE_NAMES", "plot_measurement", "plot_sequences", "plot_statistics", "sort_rows"]
 
-#: Contact states of Fig. 9 of [1]_ (as :data:`reverse.markov.STATE_NAMES`; figures import no
+#: Contact states of Fig. 9 of [1]_ (as :data:`reverse.goals.markov.STATE_NAMES`; figures import no
 #: library module).
 STATE_NAMES = ("free", "vertex", "edge", "face")
 
@@ -105,7 +105,7 @@ def plot_statistics(values: dict, out, *, labels=("forward", "forward, 2nd sampl
     Parameters
     ----------
     values : dict
-        Key → ``(label, unit, forward, forward2, backward)`` (:class:`reverse.plausibility.
+        Key → ``(label, unit, forward, forward2, backward)`` (:class:`reverse.pasts.measure.
         Comparison` ``values``).
     out : str or Path
     labels : tuple of str
@@ -159,7 +159,7 @@ def plot_measurement(samples, values, dt: float, out) -> list[str]:
     ``verified_runs``, ``verified_sequences.png`` (forward runs and the refined pasts), and
     when it holds ``conditioned_runs``, ``conditioned_sequences.png`` (forward runs and the
     conditioned forward pasts). Returns the file names written. ``samples``, ``values``:
-    :class:`reverse.plausibility.Measurement`'s samples and its comparison's values."""
+    :class:`reverse.pasts.measure.Measurement`'s samples and its comparison's values."""
     out = Path(out)
     forward = [r.states for r in samples["forward"]]
     backward = [r.states for r in samples["backward"] if r.status == "ok"]

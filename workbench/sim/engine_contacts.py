@@ -1,7 +1,7 @@
 """Contact and distance queries: part of the :class:`~workbench.sim.engine.Engine`.
 
 Contact points after a step or after :meth:`ContactQueries.detect_collisions` (the reverse
-stepper's query, ``reverse/contacts.py``: :meth:`ContactQueries.contact_arrays`, no tuple per
+stepper's query, ``reverse/runs/contacts.py``: :meth:`ContactQueries.contact_arrays`, no tuple per
 point), the count per body a forward run records, closest distances and bounding boxes.
 """
 

@@ -1,7 +1,7 @@
 """The viewer and rendered images: part of the :class:`~workbench.sim.engine.Engine`.
 
 The GUI's camera and text, freezing a world for replay, and headless images with PyBullet's
-software renderer (``workbench/viewer.py`` decides what to show and when).
+software renderer (``workbench/replay/viewer.py`` decides what to show and when).
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ _STATES: dict[str, tuple[str, str, str]] = {
 }
 
 #: Diagnostics written by forward runs (workbench/sim/forward.py) and reverse runs
-#: (reverse/run.py, DIAGNOSTICS): units and description. Others get units "" and say so.
+#: (reverse/runs/run.py, DIAGNOSTICS): units and description. Others get units "" and say so.
 _DIAGNOSTICS: dict[str, tuple[str, str]] = {
     "kinetic_energy": ("J", "total kinetic energy of the tracked bodies"),
     "contact_count": ("1", "number of contact points between all bodies"),
@@ -108,12 +108,12 @@ _DIAGNOSTICS: dict[str, tuple[str, str]] = {
     "lcp_residual_max": (
         "1",
         "reverse runs: largest verification residual of the island LCPs of that step "
-        "(scaled, reverse/lcp.py lcp_residual)",
+        "(scaled, reverse/lcp/solve.py lcp_residual)",
     ),
     "orientation_iterations": (
         "1",
         "reverse runs: iterations of the backward orientation solve of that step (fixed point, "
-        "plus Newton where it did not converge; reverse/integration.py)",
+        "plus Newton where it did not converge; reverse/step/integration.py)",
     ),
     "orientation_residual": (
         "1",
@@ -158,7 +158,8 @@ _BODY_PARAMS: dict[str, tuple[str, str, str]] = {
 _PARAMETERS = "parameters"
 
 #: Tables a reverse run adds (workbench/cli/reverse.py): description, axis name, and per field
-#: (reverse/run.py ISLAND_LOG_DTYPE, reverse/sampling.py OUTCOME_DTYPE) units and description.
+#: (reverse/runs/run.py ISLAND_LOG_DTYPE, reverse/runs/sampling.py OUTCOME_DTYPE) units and
+#: description.
 _ISLANDS = (
     "per-island LCP log of a reverse run: one row per island per backward step",
     "island_step",

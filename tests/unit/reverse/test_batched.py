@@ -1,5 +1,5 @@
-"""Batched island assembly (issue 17 item 2): :func:`reverse.batched.solve_islands` gives
-:func:`reverse.dynamics.solve_island`'s numbers to the bit, island by island — velocities,
+"""Batched island assembly (issue 17 item 2): :func:`reverse.step.batched.solve_islands` gives
+:func:`reverse.step.dynamics.solve_island`'s numbers to the bit, island by island — velocities,
 branches, LCP answers — in both directions, with goals, sliding, rolling and spinning contacts,
 attraction, contacts with sleeping partners, and islands of one, two and many bodies."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.batched import solve_islands
-from reverse.dynamics import (
+from reverse.step.batched import solve_islands
+from reverse.step.dynamics import (
     ContactSet,
     Goals,
     RigidBodies,
@@ -17,7 +17,7 @@ from reverse.dynamics import (
     tangent_basis,
     world_inertia,
 )
-from reverse.islands import find_islands
+from reverse.step.islands import find_islands
 
 
 def random_problem(seed: int, n: int = 40, nc: int = 90):
@@ -141,7 +141,7 @@ def test_no_islands():
 def _balls_on_ground(n=30, seed=0):
     """``n`` balls (radius 0.1 m) on the ground z = 0, some pairs touching, moving in random
     directions: many small islands, sliding, rolling and bouncing contacts."""
-    from reverse.stepper import Stepper, StepSettings
+    from reverse.step.stepper import Stepper, StepSettings
     from workbench.sim.state import State
 
     rng = np.random.default_rng(seed)
@@ -182,7 +182,7 @@ def _balls_on_ground(n=30, seed=0):
 
 
 def test_the_stepper_batched_and_one_by_one_give_the_same_states(monkeypatch):
-    import reverse.stepper as stepper_module
+    import reverse.step.stepper as stepper_module
 
     runs = []
     for limit in (0, 10**9):  # everything batched; nothing batched

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, RigidBodies, tangent_basis
-from reverse.stepper import Stepper, StepSettings, blend_weight, free_bodies
+from reverse.step.dynamics import ContactSet, RigidBodies, tangent_basis
+from reverse.step.stepper import Stepper, StepSettings, blend_weight, free_bodies
 from tests.unit.reverse.test_stepper import goals_fn, sphere_rigid, state1
 from workbench.sim.state import State
 
@@ -202,7 +202,7 @@ def test_backward_angular_damping_decays_spin_exponentially():
 def test_contacts_between_jointed_bodies_get_unit_restitution():
     """Three boxes: 0 and 1 hinged together, 2 free. With the option, the 0-1 contact becomes
     elastic (α = 1) and the others keep theirs (§4 "Joints and constraints")."""
-    from reverse.joints import JointModel
+    from reverse.step.joints import JointModel
 
     m = np.ones(3)
     inertia = np.stack([box_inertia(1.0, 0.1, 0.1, 0.1)] * 3)
@@ -236,7 +236,7 @@ def test_contacts_between_jointed_bodies_get_unit_restitution():
 def test_a_hint_overrides_the_free_to_bounce_test_unless_the_body_is_pinned(declared):
     """A bounce hint on the bottom box of a two-box stack (constrained by the test) is the
     user's override and lifts it; ``free: false`` on it blocks the hint."""
-    from reverse.hints import HintPolicy, free_overrides, parse_hints
+    from reverse.goals.hints import HintPolicy, free_overrides, parse_hints
 
     rigid, cs, state = _two_box_stack()
     items = [{"body": "bottom", "bounce": 0.15}]
@@ -257,7 +257,7 @@ def test_a_hint_overrides_the_free_to_bounce_test_unless_the_body_is_pinned(decl
 def test_hints_files_are_read_by_the_one_spec_reader(tmp_path):
     """``load_hints`` reads through :func:`workbench.specs.read_document`: a YAML mistake names
     its line and column, a spec given as hints names the command that runs it."""
-    from reverse.hints import load_hints
+    from reverse.goals.hints import load_hints
     from workbench.errors import SceneError
 
     names = ("floor", "block")

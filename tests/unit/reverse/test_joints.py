@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from reverse.dynamics import ContactSet, RigidBodies
-from reverse.joints import JointModel
-from reverse.stepper import Stepper, StepSettings
+from reverse.step.dynamics import ContactSet, RigidBodies
+from reverse.step.joints import JointModel
+from reverse.step.stepper import Stepper, StepSettings
 from workbench.sim.state import State
 
 G = 9.81

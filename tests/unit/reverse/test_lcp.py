@@ -13,8 +13,8 @@ import re
 import numpy as np
 import pytest
 
-from reverse import lcp
-from reverse.lcp import (
+from reverse.lcp import solve as lcp
+from reverse.lcp.solve import (
     ENUMERATION_MAX_N,
     VERIFY_RTOL,
     LCPError,
@@ -225,7 +225,7 @@ N_RANDOM = 400  # per class; three classes
 
 #: Enumeration answers of the random problems, by problem: the numba and the numpy runs of a test
 #: (the ``engine`` fixture) draw the same problems from the same seed, and the enumeration
-#: (``reverse.lcp_fallback.enumerate_bases``, plain numpy) does not depend on the engine, so the
+#: (``reverse.lcp.fallback.enumerate_bases``, plain numpy) does not depend on the engine, so the
 #: second run checks against the first's answers instead of enumerating 2^n bases again.
 _ENUMERATED: dict = {}
 

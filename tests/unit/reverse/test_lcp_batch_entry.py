@@ -1,6 +1,7 @@
-"""The flat-array batch entry of the LCP solver (:func:`reverse.lcp.solve_lcp_arrays`) and the
-batched islands' use of it (:func:`reverse.batched._solve_lcps`): bit for bit the answers of one
-:func:`reverse.lcp.solve_lcp` per problem (issue 17: the islands of a step solved in one
+"""The flat-array batch entry of the LCP solver (:func:`reverse.lcp.solve.solve_lcp_arrays`) and the
+batched islands' use of it (:func:`reverse.step.batched._solve_lcps`): bit for bit the answers of
+one
+:func:`reverse.lcp.solve.solve_lcp` per problem (issue 17: the islands of a step solved in one
 compiled call), warm and cold; problems without a verified answer still go through
 ``solve_lcp`` and its fallback ladder.
 """
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from reverse import batched, lcp
-from reverse.lcp import LCPError, solve_lcp, solve_lcp_arrays
+from reverse.lcp.solve import LCPError, solve_lcp, solve_lcp_arrays
 from tests.lcp_problems import random_contact_lcp
 
 pytest.importorskip("numba")
@@ -153,7 +154,7 @@ def test_batched_islands_solve_as_one_by_one(seed, big):
 
 
 def test_a_replaced_solver_is_called_for_every_island(monkeypatch):
-    """Tests replace reverse.dynamics.solve_lcp to inject failures: the batch must then call
+    """Tests replace reverse.step.dynamics.solve_lcp to inject failures: the batch must then call
     it, island by island, as before."""
     Ms, stacked, q, m_k, r_start, r_isl, groups, warm = _islands(6)
     calls = []
@@ -162,7 +163,7 @@ def test_a_replaced_solver_is_called_for_every_island(monkeypatch):
         calls.append(q.size)
         return solve_lcp(M, q, warm_start=warm_start)
 
-    monkeypatch.setattr("reverse.dynamics.solve_lcp", recording)
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", recording)
     results, _ = batched._solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm)
     assert calls == m_k.tolist()
     for a, b in zip(results, _one_by_one(Ms, q, r_start, m_k, warm), strict=True):

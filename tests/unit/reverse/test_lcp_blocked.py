@@ -1,6 +1,7 @@
-"""The blocked path of the compiled Lemke (:mod:`reverse.lemke_kernel`, ``block > 0``: the
+"""The blocked path of the compiled Lemke (:mod:`reverse.lcp.lemke_kernel`, ``block > 0``: the
 rank-1 updates of ``B⁻¹`` delayed and applied as one matrix product), used by
-:func:`reverse.lcp.solve_lcp` from :data:`reverse.lcp.BLOCKED_MIN_ROWS` rows: the same pivots to
+:func:`reverse.lcp.solve.solve_lcp` from :data:`reverse.lcp.solve.BLOCKED_MIN_ROWS` rows: the same
+pivots to
 the same basis as the dense path, for block sizes that flush every pivot, every few pivots and
 rarely; cold and advanced starts; and the ``solve_lcp`` dispatch by size.
 """
@@ -10,17 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse import lcp
-from reverse.lcp import VERIFY_RTOL, solve_lcp
+from reverse.lcp import solve as lcp
+from reverse.lcp.solve import VERIFY_RTOL, solve_lcp
 from tests.lcp_problems import random_contact_lcp
 
-K = pytest.importorskip("reverse.lemke_kernel")
+K = pytest.importorskip("reverse.lcp.lemke_kernel")
 
 _NONE = np.zeros(0, dtype=np.int64)
 
 
 def _scaled(M, q):
-    """The normalized equilibrated problem that :func:`reverse.lcp.solve_lcp` hands to Lemke."""
+    """The normalized equilibrated problem that :func:`reverse.lcp.solve.solve_lcp` hands to
+    Lemke."""
     prob = lcp._Problem(M, q)
     sM, sq = np.abs(prob.Mh).max(), np.abs(prob.qh).max()
     return prob, prob.Mh / sM, prob.qh / sq

@@ -1,5 +1,5 @@
-"""The compiled LCP path (:mod:`reverse.lemke_kernel`) against the numpy reference
-(:mod:`reverse.lemke`): same path, same basis, same answers on the verification sets; its
+"""The compiled LCP path (:mod:`reverse.lcp.lemke_kernel`) against the numpy reference
+(:mod:`reverse.lcp.lemke`): same path, same basis, same answers on the verification sets; its
 verification formula; the advanced start from a warm basis; the batched entry point; and the
 numpy fallback when numba is missing.
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reverse import lcp
-from reverse.lcp import VERIFY_RTOL, LCPError, lcp_residual, solve_lcp, solve_lcp_batch
+from reverse.lcp import solve as lcp
+from reverse.lcp.solve import VERIFY_RTOL, LCPError, lcp_residual, solve_lcp, solve_lcp_batch
 from tests.lcp_problems import random_contact_lcp
 
 REPO = Path(__file__).resolve().parents[3]
@@ -64,7 +64,7 @@ def test_compiled_path_matches_the_numpy_reference():
 
 
 def test_kernel_residual_is_lcp_residual():
-    kernel = pytest.importorskip("reverse.lemke_kernel")
+    kernel = pytest.importorskip("reverse.lcp.lemke_kernel")
     rng = np.random.default_rng(5)
     for _ in range(50):
         M, q = random_contact_lcp(rng, int(rng.integers(1, 8)))
@@ -162,7 +162,7 @@ def test_numba_blocked_in_a_fresh_process_falls_back():
     code = (
         "import sys; sys.modules['numba'] = None\n"
         "import numpy as np\n"
-        "from reverse.lcp import solve_lcp\n"
+        "from reverse.lcp.solve import solve_lcp\n"
         "r = solve_lcp(np.eye(2), -np.ones(2))\n"
         "print(r.status, r.z.tolist())\n"
     )
@@ -173,7 +173,7 @@ def test_numba_blocked_in_a_fresh_process_falls_back():
 
 
 def test_stepper_import_does_not_load_numba():
-    code = "import sys, reverse.stepper, reverse.lcp; print('numba' in sys.modules)"
+    code = "import sys, reverse.step.stepper, reverse.lcp.solve; print('numba' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )

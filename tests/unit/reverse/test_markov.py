@@ -1,4 +1,4 @@
-"""Contact-transition Markov model (reverse/markov.py): estimation against chains with known
+"""Contact-transition Markov model (reverse/goals/markov.py): estimation against chains with known
 probabilities, storage round trip, reproducible sampling, the choice of separating contacts, the
 policy's goals, the statistics of Fig. 9, and one-line errors for bad files."""
 
@@ -9,8 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, Goals, tangent_basis
-from reverse.markov import (
+from reverse.goals.markov import (
     FORMAT_VERSION,
     QUANTILE_LEVELS,
     TransitionModel,
@@ -22,10 +21,10 @@ from reverse.markov import (
     number_of_transitions,
     speed_quantiles,
     time_to_first_liftoff,
-    total_variation,
     transition_probabilities,
 )
-from reverse.markov_policy import MarkovPolicy, choose_separating, goal_speed, sample_separation
+from reverse.goals.policy import MarkovPolicy, choose_separating, goal_speed, sample_separation
+from reverse.step.dynamics import ContactSet, Goals, tangent_basis
 from workbench.errors import MarkovModelError
 
 #: A drop-only chain (rows: state at t, columns: state at t − dt), as the model assumes.
@@ -311,13 +310,3 @@ def test_time_to_first_liftoff_and_transitions():
     assert time_to_first_liftoff([0, 3, 3], dt) == pytest.approx(0.2)
     np.testing.assert_array_equal(number_of_transitions(seqs), [2, 0, 3])
     assert number_of_transitions(np.array([1, 1, 2])) == 1
-
-
-def test_total_variation_exact_values():
-    assert total_variation([1, 2, 3], [3, 2, 1]) == 0.0
-    assert total_variation([0, 0], [1, 1]) == 1.0
-    assert total_variation([0, 1], [1, 1]) == pytest.approx(0.5)
-    assert total_variation([0.05, 0.15], [0.12, 0.18], bins=[0, 0.1, 0.2]) == pytest.approx(0.5)
-    assert total_variation([5.0], [0.05], bins=[0, 0.1, 0.2]) == pytest.approx(1.0)  # clipped
-    with pytest.raises(ValueError):
-        total_variation([], [1])

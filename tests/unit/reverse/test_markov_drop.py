@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from reverse.dynamics import Goals
-from reverse.stepper import Stepper, StepSettings, backward_configuration
+from reverse.step.dynamics import Goals
+from reverse.step.stepper import Stepper, StepSettings, backward_configuration
 from tests.unit.reverse.test_stepper import box_corners, box_rigid, ground_contacts, state1
 
 HALF = (0.1, 0.075, 0.05)  # the markov_block scene's block, m

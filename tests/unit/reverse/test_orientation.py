@@ -1,4 +1,4 @@
-"""The backward orientation solve (issue 15 item 0, :mod:`reverse.integration`): torque-free
+"""The backward orientation solve (issue 15 item 0, :mod:`reverse.step.integration`): torque-free
 flight conserves angular momentum at any ``h|ω|``, a solve that does not converge ends a run
 with a status that is not ``ok``, and the fixed point's results are unchanged where it
 converges."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, RigidBodies, quat_exp, quat_multiply, world_inertia
-from reverse.integration import FIXED_POINT_TOL, NEWTON_TOL, backward_configuration
-from reverse.run import run_reverse
-from reverse.stepper import Stepper, StepSettings
+from reverse.runs.run import run_reverse
+from reverse.step.dynamics import ContactSet, RigidBodies, quat_exp, quat_multiply, world_inertia
+from reverse.step.integration import FIXED_POINT_TOL, NEWTON_TOL, backward_configuration
+from reverse.step.stepper import Stepper, StepSettings
 from workbench.scene.model import scene_from_dict
 from workbench.sim.state import State
 

@@ -1,6 +1,6 @@
-"""Per-run statistics of the plausibility measure (reverse/plausibility.py) on hand-made runs,
+"""Per-run statistics of the plausibility measure (reverse/pasts/measure.py) on hand-made runs,
 the comparison's table and JSON, hints distributions and the per-run heading turn
-(reverse/hints.py, reverse/sampling.py)."""
+(reverse/goals/hints.py, reverse/runs/sampling.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from reverse.hints import load_hints, parse_hint_distribution
-from reverse.plausibility import (
+from reverse.goals.hints import load_hints, parse_hint_distribution
+from reverse.pasts.measure import (
     STATISTICS,
     RunRecord,
     compare,
@@ -20,7 +20,7 @@ from reverse.plausibility import (
     run_statistics,
     stream_entropy,
 )
-from reverse.sampling import RunVariation, turn_moving_bodies, variation_rng
+from reverse.runs.sampling import RunVariation, turn_moving_bodies, variation_rng
 from tests.conftest import REPO
 from workbench.errors import SceneError
 from workbench.scene.loader import load_scene
@@ -47,7 +47,8 @@ def test_run_statistics_by_hand():
     runs = [record([0, 1, 3, 3], kin), record([0, 0, 2, 3]), record([0, 3], None)]
     runs[2].status = "nonfinite: left out"
     s = run_statistics(runs, DT)
-    # reverse.markov.time_to_first_liftoff: records in the final state before the first other one
+    # reverse.goals.markov.time_to_first_liftoff: records in the final state before the first other
+    # one
     np.testing.assert_array_equal(s["liftoff"], [0.5, 0.25])
     np.testing.assert_array_equal(s["transitions"], [2, 2])
     np.testing.assert_array_equal(s["share_free"], [0.25, 0.5])

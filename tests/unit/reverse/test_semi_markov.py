@@ -1,4 +1,5 @@
-"""Semi-Markov contact model (reverse/semi_markov.py and its use in reverse/markov.py): exact
+"""Semi-Markov contact model (reverse/goals/semi_markov.py and its use in reverse/goals/markov.py):
+exact
 hazard counts of hand sequences, recovery of a known dwell-time law that a Markov table cannot
 reproduce, rate-preserving rescaling to another step, storage round trip with the plain table's
 bytes unchanged, the policy's segment tracking, and one-line errors for bad files."""
@@ -10,10 +11,10 @@ import json
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, Goals, tangent_basis
-from reverse.markov import FORMATS, QUANTILE_LEVELS, TransitionModel, load_model
-from reverse.markov_policy import MarkovPolicy
-from reverse.semi_markov import DwellHazards, estimate_hazards
+from reverse.goals.markov import FORMATS, QUANTILE_LEVELS, TransitionModel, load_model
+from reverse.goals.policy import MarkovPolicy
+from reverse.goals.semi_markov import DwellHazards, estimate_hazards
+from reverse.step.dynamics import ContactSet, Goals, tangent_basis
 from workbench.errors import MarkovModelError
 
 DT = 1.0 / 240.0
@@ -90,7 +91,7 @@ def sample_plain_rest(model, rng):
 def test_semi_markov_reproduces_a_dwell_law_the_markov_table_cannot():
     rng = np.random.default_rng(4)
     seqs = rest_then_tumble(rng, 400)
-    from reverse.markov import count_transitions
+    from reverse.goals.markov import count_transitions
 
     counts = count_transitions(seqs)
     semi = TransitionModel(counts, DT, hazards=estimate_hazards(seqs, DT))

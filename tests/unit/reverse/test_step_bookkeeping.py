@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from reverse.dynamics import ContactSet, RigidBodies, quat_exp, quat_multiply, world_inertia
-from reverse.hints import Hint, HintPolicy
-from reverse.integration import FIXED_POINT_TOL, backward_configuration
-from reverse.stepper import Stepper, StepReport, StepSettings, blend_weight
+from reverse.goals.hints import Hint, HintPolicy
+from reverse.step.dynamics import ContactSet, RigidBodies, quat_exp, quat_multiply, world_inertia
+from reverse.step.integration import FIXED_POINT_TOL, backward_configuration
+from reverse.step.stepper import Stepper, StepReport, StepSettings, blend_weight
 from workbench.sim.state import State
 
 
@@ -17,7 +17,7 @@ def _balls(n: int, seed: int, spin: float):
     rng = np.random.default_rng(seed)
     inertia = np.tile(4.8e-6 * np.eye(3), (n, 1, 1))  # the spelling scene's balls,
     # one moment one ulp off: exactly isotropic balls are not iterated at all
-    # (reverse/integration.py), and these tests are about the loop's round-off cycles
+    # (reverse/step/integration.py), and these tests are about the loop's round-off cycles
     inertia[:, 0, 0] = np.nextafter(4.8e-6, 1.0)
     rigid = RigidBodies(tuple(f"b{i}" for i in range(n)), np.full(n, 0.03), inertia,
                         np.zeros((n, 3)), np.zeros((n, 3)))  # fmt: skip

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, Goals, RigidBodies, tangent_basis
-from reverse.stepper import Stepper, StepSettings, backward_configuration
+from reverse.step.dynamics import ContactSet, Goals, RigidBodies, tangent_basis
+from reverse.step.stepper import Stepper, StepSettings, backward_configuration
 from workbench.sim.state import State
 
 G = 9.81
@@ -217,7 +217,7 @@ def test_torque_free_rotation_round_trips_and_conserves_momentum():
     back, fwd, _ = round_trip(st, s0)
     assert_round_trip(fwd, s0)
     # many forward steps: angular momentum L = I_w ω is conserved exactly (Eq. 12, τ = 0)
-    from reverse.dynamics import world_inertia
+    from reverse.step.dynamics import world_inertia
 
     def L(s):
         return world_inertia(rigid.inertia, s.orientation)[0] @ s.angular_velocity[0]

@@ -1,6 +1,6 @@
 """Issue 17, "LO" spelling scene: per-contact and per-body Python work replaced by array code —
-the hints' goals (:class:`reverse.hints.HintPolicy`), the quaternion product and rotation
-matrices (:mod:`reverse.dynamics`) — with the same numbers to the bit as the loops and stacked
+the hints' goals (:class:`reverse.goals.hints.HintPolicy`), the quaternion product and rotation
+matrices (:mod:`reverse.step.dynamics`) — with the same numbers to the bit as the loops and stacked
 forms they replaced (kept here as the references)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reverse.dynamics import ContactSet, Goals, quat_multiply, rotation_matrix, tangent_basis
-from reverse.hints import MIN_ROLL_ARM, Hint, HintPolicy
+from reverse.goals.hints import MIN_ROLL_ARM, Hint, HintPolicy
+from reverse.step.dynamics import ContactSet, Goals, quat_multiply, rotation_matrix, tangent_basis
 
 NAMES = tuple(f"b{i}" for i in range(12))
 
@@ -123,9 +123,9 @@ def test_a_failed_batch_island_is_retried_as_one_by_one(monkeypatch):
     """The stepper writes the batch islands' answers at once and sends an island whose LCP
     failed to the frictionless retry: the states and island reports are those of solving every
     island one by one, failures and retries included."""
-    import reverse.stepper as stepper_module
-    from reverse.lcp import LCPResult
-    from reverse.lcp import solve_lcp as real_solve
+    import reverse.step.stepper as stepper_module
+    from reverse.lcp.solve import LCPResult
+    from reverse.lcp.solve import solve_lcp as real_solve
 
     from .test_batched import _balls_on_ground
 
@@ -135,7 +135,7 @@ def test_a_failed_batch_island_is_retried_as_one_by_one(monkeypatch):
             return LCPResult(np.full(n, 1e9), q.copy(), "ray", 7, np.zeros(0, int), 1e9, "")
         return real_solve(M, q, **kw)
 
-    monkeypatch.setattr("reverse.dynamics.solve_lcp", friction_fails)
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", friction_fails)
     runs = []
     for limit in (0, 10**9):  # everything batched; nothing batched
         monkeypatch.setattr(stepper_module, "BATCH_MIN_CONTACTS", limit)

@@ -1,5 +1,5 @@
 """The shared camera: its projection against PyBullet's renderer, ``--camera`` parsing, and the
-framing of :func:`workbench.viewer.frame_camera` (extent of the bodies, every body inside the
+framing of :func:`workbench.replay.viewer.frame_camera` (extent of the bodies, every body inside the
 image, a sensible fill, the chosen view)."""
 
 from __future__ import annotations
@@ -9,13 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from workbench.camera import Camera, parse_camera, parse_camera_option, parse_view
 from workbench.errors import WorkbenchError
-from workbench.scene.model import scene_from_dict
-from workbench.sim.engine import Engine
-from workbench.sim.forward import run_scene
-from workbench.sim.state import State
-from workbench.viewer import (
+from workbench.replay.camera import Camera, parse_camera, parse_camera_option, parse_view
+from workbench.replay.viewer import (
     CAMERA_PITCH,
     CAMERA_YAW,
     FRAME_FILL,
@@ -23,6 +19,10 @@ from workbench.viewer import (
     body_extent,
     frame_camera,
 )
+from workbench.scene.model import scene_from_dict
+from workbench.sim.engine import Engine
+from workbench.sim.forward import run_scene
+from workbench.sim.state import State
 
 #: Small, non-square images: fast to render, and a swapped width/height would show.
 W, H = 160, 96

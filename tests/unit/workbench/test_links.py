@@ -146,7 +146,7 @@ def test_truncated_keeps_the_joints(traj):
 
 def test_a_run_recorded_before_links_were_tracked_still_renders(traj, tmp_path):
     """A URDF run from an older file: base rows only, no link_info, no joints."""
-    from workbench.viewer import render_frames
+    from workbench.replay.viewer import render_frames
 
     old = Trajectory(
         time=traj.time,

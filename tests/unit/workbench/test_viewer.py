@@ -19,13 +19,9 @@ import pytest
 from PIL import Image
 
 from tests.conftest import cli_env, run_main, run_workbench
-from workbench.display import display_problem, held_display
 from workbench.errors import WorkbenchError
-from workbench.scene.loader import scene_to_json
-from workbench.scene.model import scene_from_dict
-from workbench.sim.forward import run_scene
-from workbench.sim.state import records_at_rate
-from workbench.viewer import (
+from workbench.replay.display import display_problem, held_display
+from workbench.replay.viewer import (
     FPS_RANGE,
     MAX_FRAMES,
     MAX_SIDE,
@@ -35,6 +31,10 @@ from workbench.viewer import (
     replay,
     write_video,
 )
+from workbench.scene.loader import scene_to_json
+from workbench.scene.model import scene_from_dict
+from workbench.sim.forward import run_scene
+from workbench.sim.state import records_at_rate
 
 #: A sphere dropped onto a plane: 48 steps recorded every 6 -> 9 records (t = 0, 0.025, ... 0.2 s).
 FALL = {
@@ -153,7 +153,7 @@ def test_render_frames_bad_arguments(fall, tmp_path, kwargs, match):
 def test_too_many_frames_are_refused(fall, tmp_path, monkeypatch):
     """0.2 s at 1000 frames per second, slowed down 100 times: 20001 frames, beyond a limit of
     1000 (the real MAX_FRAMES needs a longer run than this test should render)."""
-    import workbench.viewer as viewer
+    import workbench.replay.viewer as viewer
 
     assert MAX_FRAMES >= 100_000
     monkeypatch.setattr(viewer, "MAX_FRAMES", 1000)
@@ -271,7 +271,7 @@ REPLAY_SCRIPT = textwrap.dedent(
     """
     from workbench.sim.forward import run_scene
     from workbench.scene.model import scene_from_dict
-    from workbench.viewer import replay
+    from workbench.replay.viewer import replay
 
     scene = scene_from_dict({fall!r})
     traj = run_scene(scene)
@@ -764,7 +764,7 @@ def test_replay_gives_up_on_a_window_that_never_opens(fall, fake_x, monkeypatch)
     connect never returns, holding the GIL (no thread dies; nothing to see but silence). After
     VIEWER_SILENCE_TIMEOUT without a sign of life the viewer's process is killed (its
     connection to the display closes) and the replay says so."""
-    import workbench.viewer as viewer
+    import workbench.replay.viewer as viewer
 
     scene, traj = fall
     server = fake_x(SETUP_SUCCESS, then=_extension_reply(True), later="silent")
@@ -942,19 +942,20 @@ def ensemble_file(tmp_path_factory):
 def test_replay_html_passes_the_runs_and_the_framed_camera(
     ensemble_file, fall_file, tmp_path, monkeypatch, capsys
 ):
-    """--html hands workbench.web the nominal run and the first HTML_MAX_RUNS realizations of an
+    """--html hands workbench.replay.web the nominal run and the first HTML_MAX_RUNS realizations
+    of an
     ensemble (saying what it left out), one run for --realization or a single-run file, and the
-    camera frame_camera gives. The page itself is tested with workbench.web."""
+    camera frame_camera gives. The page itself is tested with workbench.replay.web."""
     import types
 
-    from workbench.camera import Camera
     from workbench.cli.main import main
     from workbench.cli.replay import HTML_MAX_RUNS
+    from workbench.replay.camera import Camera
 
     calls = []
-    fake = types.ModuleType("workbench.web")
+    fake = types.ModuleType("workbench.replay.web")
     fake.write_replay_page = lambda path, scene, runs, **kw: calls.append((path, scene, runs, kw))
-    monkeypatch.setitem(sys.modules, "workbench.web", fake)
+    monkeypatch.setitem(sys.modules, "workbench.replay.web", fake)
 
     assert main(["replay", str(ensemble_file), "--html", str(tmp_path / "e.html")]) == 0
     _, scene, runs, kw = calls[-1]
@@ -1049,13 +1050,13 @@ def failing_file(tmp_path_factory):
 
 
 def _fake_web(monkeypatch):
-    """Replace workbench.web by a recorder of write_replay_page's calls."""
+    """Replace workbench.replay.web by a recorder of write_replay_page's calls."""
     import types
 
     calls = []
-    fake = types.ModuleType("workbench.web")
+    fake = types.ModuleType("workbench.replay.web")
     fake.write_replay_page = lambda path, scene, runs, **kw: calls.append((path, scene, runs, kw))
-    monkeypatch.setitem(sys.modules, "workbench.web", fake)
+    monkeypatch.setitem(sys.modules, "workbench.replay.web", fake)
     return calls
 
 

@@ -1,4 +1,4 @@
-"""The data of the web replay page (:func:`workbench.web.page.page_data`), without a browser:
+"""The data of the web replay page (:func:`workbench.replay.web.page.page_data`), without a browser:
 records decimated to at most MAX_FPS per second of trajectory time, bodies that do not move
 stored once, spheres without orientation, non-finite records left out, reverse runs sorted.
 The page in a browser: tests/integration/test_web_replay.py."""
@@ -10,12 +10,12 @@ import base64
 import numpy as np
 import pytest
 
-from workbench.camera import Camera
 from workbench.errors import WorkbenchError
+from workbench.replay.camera import Camera
+from workbench.replay.web import write_replay_page
+from workbench.replay.web.page import MAX_FPS, page_data
 from workbench.scene.model import scene_from_dict
 from workbench.sim.forward import run_scene
-from workbench.web import write_replay_page
-from workbench.web.page import MAX_FPS, page_data
 
 #: Recorded at every step of 1/240 s for 1 s: 241 records, 8 times denser than MAX_FPS.
 DT, DURATION = 1.0 / 240.0, 1.0
