@@ -21,7 +21,7 @@ slipping contact slips faster (Twigg & James §4), so without them a 3 s run end
 tens of metres per second; with the blend and the damping alone the earliest state has balls at
 a few m/s — spinning at 110 rad/s (median; 718 at most), for slip grows without bound backward
 (§4 "Rolling"). The first command is the plausible one (:data:`ROLLING`, docs/reverse.md): the balls
-roll without slipping on the ground (``--slip-damping inf``, ``reverse/step/rolling.py``), collide
+roll without slipping on the ground (``--slip-damping inf``, ``reverse/rolling.py``), collide
 with each other elastically and without friction, and touch frictionless walls, while each
 ball–ground contact keeps its friction 0.1 and restitution 0.9; its rolling friction is halved to
 0.001 m. Its earliest state: speeds 0.60 / 1.78 m/s and spins 23 / 71 rad/s (median / max).
