@@ -26,6 +26,7 @@ from workbench.sim.forward import (
     start_overlap,
 )
 from workbench.store import write_trajectory
+from workbench.store.lock import output_lock
 
 __all__ = ["add_run_parser", "cmd_run"]
 
@@ -71,21 +72,24 @@ def cmd_run(args) -> int:
     check_run_size(scene, force=args.force)
     out = Path(args.output or f"{path.stem}.h5")
     check_output(out)  # before the run, not after it
-    overlap = start_overlap(scene)
-    if overlap.warning(path):
-        print(f"workbench run: {overlap.warning(path)}", file=sys.stderr)
-    t0 = time.perf_counter()
-    with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
-        traj = run_scene(scene, progress=advance, force=args.force)
-    wall = time.perf_counter() - t0
-    write_trajectory(
-        out,
-        traj,
-        scene_text=scene.source_text,
-        scene_json=scene_to_json(scene),
-        timestamp=args.timestamp,
-        extra_attrs={"start_overlap": overlap.depth},
-    )
+    # the one lock of every writer (workbench/store/lock.py): an ensemble writing the same file
+    # refuses this run, and this run refuses the ensemble, for as long as it computes and writes
+    with output_lock(out):
+        overlap = start_overlap(scene)
+        if overlap.warning(path):
+            print(f"workbench run: {overlap.warning(path)}", file=sys.stderr)
+        t0 = time.perf_counter()
+        with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
+            traj = run_scene(scene, progress=advance, force=args.force)
+        wall = time.perf_counter() - t0
+        write_trajectory(
+            out,
+            traj,
+            scene_text=scene.source_text,
+            scene_json=scene_to_json(scene),
+            timestamp=args.timestamp,
+            extra_attrs={"start_overlap": overlap.depth},
+        )
     if traj.status != "ok":
         print(
             f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "
