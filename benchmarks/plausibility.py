@@ -19,23 +19,11 @@ Usage::
     python benchmarks/plausibility.py                       # markov_block, 200 runs, 2 workers
     python benchmarks/plausibility.py --scene my_shape.yaml --table my_shape.json -n 200
     python benchmarks/plausibility.py --hints none          # the table alone, no sliding hint
-    python benchmarks/plausibility.py --table markov_block_energy --smc   # the particle filter
-    python benchmarks/plausibility.py --table markov_block_energy --smc --smc-scheme lift \
-        --smc-beta 0.3 --hints none --smc-generation drop     # a filter generation per drop
-    python benchmarks/plausibility.py --table markov_block_energy --smc --smc-scheme lift \
-        --smc-beta 0.3 --hints none --landing-delta 0.2       # slow landings stick
-    python benchmarks/plausibility.py --table markov_block_energy --smc --hints none --verify
-                                        # and the forward-verified pasts of those runs
     python benchmarks/plausibility.py --table markov_block_semi --conditioned
                                         # and conditioned forward pasts (not backward)
 
-With ``--verify`` a second table compares the backward runs' *forward-verified pasts* with the
-throws (:mod:`reverse.verified_pasts`: each earliest state refined until PyBullet rests at the
-run's final pose, PyBullet's motion from it recorded as a throw, unrefined runs left out and
-counted), with the verification's share refined, PyBullet runs and seconds per run.
-
 With ``--conditioned`` another table compares *conditioned forward pasts* with the throws
-(:mod:`reverse.pasts.conditioned`, ``workbench reverse --conditioned``: throws resting on the
+(:mod:`reverse.pasts.conditioned`, ``workbench pasts``: throws resting on the
 final face at the end of the duration, carried onto the final pose by the flat ground's symmetry
 and confirmed by PyBullet). Each compared sample ends with an acceptance line: the largest
 distance ratio, the flight share against forward's, the classifier's accuracy and the share of
@@ -62,7 +50,6 @@ from reverse.goals.hints import load_hint_distribution, parse_hint_distribution 
 from reverse.goals.markov import load_model  # noqa: E402
 from reverse.pasts.measure import format_table, measure  # noqa: E402
 from reverse.runs.sampling import RunVariation  # noqa: E402
-from reverse.step.stepper import StepSettings  # noqa: E402
 from uncertainty.two_sample import total_variation  # noqa: E402
 from workbench.scene.catalog import find_data, find_scene  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
@@ -125,7 +112,7 @@ def _from_first_contact(records) -> list:
 
 
 def _earliest_height(records, body: int) -> np.ndarray:
-    """Per ok run: height of the centre of mass at the earliest record, m (throws and verified
+    """Per ok run: height of the centre of mass at the earliest record, m (throws and conditioned
     pasts: their kinematics' 4th column; backward runs: the first record's z)."""
     out = []
     for r in records:
@@ -153,8 +140,6 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
         return classifier_accuracy(a, b, rng, folds=min(5, len(a), len(b))).accuracy
 
     samples = {"backward": run.samples["backward"]}
-    if "verified_runs" in run.samples:
-        samples["verified"] = [r for r in _verified_records(run) if r.status == "ok"]
     if "conditioned_runs" in run.samples:
         samples["conditioned"] = [
             RunRecord(r.states, r.kinematics) for r in run.samples["conditioned_runs"]
@@ -242,9 +227,6 @@ def _release_check(run, recipe) -> str:
     close_training_world()
     zlo, zhi = (top + reach + c for c in THROW["clearance"])
     starts = {"backward": [r.ends[0, body] for r in run.samples["backward"] if r.status == "ok"]}
-    if "verified_runs" in run.samples:
-        starts["verified"] = [r.earliest[body] for r in run.samples["verified_runs"]
-                              if r.earliest is not None]  # fmt: skip
     if "conditioned_runs" in run.samples:
         starts["conditioned"] = [r.earliest[body] for r in run.samples["conditioned_runs"]]
     out = []
@@ -267,16 +249,6 @@ def _release_check(run, recipe) -> str:
             f" of {len(x)} ({parts})"
         )
     return "\n".join(out)
-
-
-def _verified_records(run):
-    from reverse.pasts.measure import RunRecord
-
-    return [
-        RunRecord(r.states, r.kinematics) if r.status == "refined"
-        else RunRecord(np.zeros(0, np.int8), np.zeros((0, 3)), r.status)
-        for r in run.samples["verified_runs"]
-    ]  # fmt: skip
 
 
 def _selected_throws(run, dt: float, seed: int) -> str:
@@ -390,67 +362,9 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--out", help="also write the figures and JSON to this folder")
     ap.add_argument(
-        "--smc",
-        action="store_true",
-        help="backward runs as the particle filter of reverse/smc.py (a table of kind energy)",
-    )
-    ap.add_argument(
         "--persist",
         action="store_true",
         help="contact persistence for box-box pairs (reverse/runs/contacts.py, persist)",
-    )
-    ap.add_argument(
-        "--per-contact-goals",
-        action="store_true",
-        help="with --smc: each separating contact of a drop draws its own goal speed "
-        "(reverse/goals/markov.py MarkovPolicy per_contact_goals)",
-    )
-    ap.add_argument(
-        "--pivot",
-        action="store_true",
-        help="with --smc: a drop that keeps a corner or an edge pivots the body about it "
-        "(reverse/goals/markov.py MarkovPolicy pivot)",
-    )
-    ap.add_argument(
-        "--lift-cache",
-        help="folder to keep the lift law in (keyed by the table's and the scene's bytes), so "
-        "that a rerun skips the throws",
-    )
-    ap.add_argument("--smc-beta", type=float, help="tempering of the filter (default 0.3)")
-    ap.add_argument(
-        "--smc-scheme",
-        choices=("potential", "match", "ratio", "lift", "lift-central"),
-        default="potential",
-        help="lift: weights by the forward law against time before the final rest, fitted "
-        "from the table's own throws run again (reverse.pasts.training.table_lift_law)",
-    )
-    ap.add_argument(
-        "--smc-generation",
-        choices=("bin", "drop"),
-        default="bin",
-        help="with --smc: a filter generation per bin of 0.05 s (default) or per drop (each "
-        "particle to its next contact-separation event, at most 0.05 s; schemes potential, "
-        "lift, lift-central)",
-    )
-    ap.add_argument(
-        "--smc-release",
-        action="store_true",
-        help="with --smc: keep at the end the particles whose earliest state could be a throw's "
-        "release (reverse.pasts.training.release_test), when any is",
-    )
-    ap.add_argument(
-        "--landing-delta",
-        type=float,
-        default=0.0,
-        metavar="M_PER_S",
-        help="backward: landing contacts (the elastic branch) slipping at most this much stick "
-        "(StepSettings.landing_delta; default 0: the sliding cut-off delta everywhere)",
-    )
-    ap.add_argument(
-        "--verify",
-        action="store_true",
-        help="also compare the backward runs' forward-verified pasts with the throws "
-        "(reverse/verified_pasts.py)",
     )
     ap.add_argument(
         "--conditioned",
@@ -468,33 +382,21 @@ def main(argv=None) -> int:
         "--verify-budget",
         type=int,
         metavar="N",
-        help="with --verify or --conditioned: most PyBullet runs of one refinement (default: "
-        "reverse/runs/verify.py's)",
+        help="with --conditioned: most PyBullet runs of one refinement (default: the "
+        "conditioned pasts' CONDITIONED_BUDGET)",
     )
     ap.add_argument(
         "--per-feature",
         action="store_true",
         help="also the classifier test per feature (alone, and all but it), for the backward "
-        "runs and (with --verify) the verified pasts: which features tell them from throws",
+        "runs and the conditioned pasts: which features tell them from throws",
     )
     args = ap.parse_args(argv)
-    if args.verify_budget is not None and not (args.verify or args.conditioned):
-        print("--verify-budget: needs --verify or --conditioned", file=sys.stderr)
+    if args.verify_budget is not None and not args.conditioned:
+        print("--verify-budget: needs --conditioned", file=sys.stderr)
         return 2
     if args.verify_budget is not None and args.verify_budget < 1:
         print(f"--verify-budget: expected at least 1, got {args.verify_budget}", file=sys.stderr)
-        return 2
-    if not args.landing_delta >= 0.0:
-        print(f"--landing-delta: expected >= 0 m/s, got {args.landing_delta}", file=sys.stderr)
-        return 2
-    if args.pivot and not args.smc:
-        print("--pivot: needs --smc (the sampled runs take no such option)", file=sys.stderr)
-        return 2
-    if args.per_contact_goals and not args.smc:
-        print(
-            "--per-contact-goals: needs --smc (the sampled runs take no such option)",
-            file=sys.stderr,
-        )
         return 2
 
     path = find_scene(args.scene)
@@ -513,7 +415,7 @@ def main(argv=None) -> int:
             from reverse.goals.semi_markov import FinalRest
 
             if model.hazards is None:
-                print("--hints slide-rest needs a semi-Markov or energy table", file=sys.stderr)
+                print("--hints slide-rest needs a semi-Markov table", file=sys.stderr)
                 return 2
             rest = FinalRest(model.hazards, state=3)  # the shipped shapes rest on a face
     elif args.hints == "none":
@@ -525,30 +427,8 @@ def main(argv=None) -> int:
     print(
         f"{path.name} with {args.table}: {args.n} forward + {args.n} forward + {args.n} backward "
         f"runs of {duration:g} s at dt = {dt:.6g} s, seed {args.seed}, {args.workers} workers, "
-        f"hints {args.hints}, random heading{', particle filter' if args.smc else ''}"
-        f"{', contact persistence' if args.persist else ''}"
-        f"{', a generation per drop' if args.smc_generation == 'drop' else ''}"
-        f"{', earliest states at a release' if args.smc_release else ''}"
-        f"{f', landing cut-off {args.landing_delta:g} m/s' if args.landing_delta else ''}"
-        f"{', drops that pivot' if args.pivot else ''}"
+        f"hints {args.hints}, random heading{', contact persistence' if args.persist else ''}"
     )
-    lift = {}
-    if args.smc and args.smc_scheme.startswith("lift"):
-        from reverse.pasts.training import cached_lift_law
-
-        t_law = time.perf_counter()
-        table_file = find_data(args.table, what="contact-transition table")
-        law, read = cached_lift_law(
-            path, model, table_file, workers=args.workers, cache=args.lift_cache
-        )
-        if read:
-            print(f"lift law: read from {args.lift_cache}")
-        else:
-            print(
-                f"lift law: the table's {model.meta.get('n')} throws run again in "
-                f"{time.perf_counter() - t_law:.1f} s (counts equal the table's)"
-            )
-        lift = {"lift_law": law}
     t0 = time.perf_counter()
     run = measure(
         path,
@@ -559,38 +439,11 @@ def main(argv=None) -> int:
         duration=duration,
         variation=RunVariation(heading=True, hints=dist, rest=rest),
         workers=args.workers,
-        options={
-            **({"persist_contacts": True} if args.persist else {}),
-            **({"per_contact_goals": True} if args.per_contact_goals else {}),
-            **({"pivot": True} if args.pivot else {}),
-            **(
-                {"settings": StepSettings(dt, landing_delta=args.landing_delta)}
-                if args.landing_delta
-                else {}
-            ),
-        }
-        or None,
-        smc=args.smc,
-        smc_options={
-            "scheme": args.smc_scheme,
-            **({} if args.smc_beta is None else {"beta": args.smc_beta}),
-            **({} if args.smc_generation == "bin" else {"generation": args.smc_generation}),
-            **({"release": True} if args.smc_release else {}),
-            **lift,
-        },
+        options={"persist_contacts": True} if args.persist else None,
     )
-    if args.verify:
-        from reverse.verified_pasts import measure_verified, verify_settings
-
-        budget = {} if args.verify_budget is None else {"budget": args.verify_budget}
-        measure_verified(
-            run, path, verify_settings(**budget), seed=args.seed, dt=dt, duration=duration,
-            workers=args.workers,
-        )  # fmt: skip
     if args.conditioned:
-        from reverse.verified_pasts import verify_settings
-
         from reverse.pasts.conditioned import CONDITIONED_BUDGET, measure_conditioned
+        from reverse.runs.verify import verify_settings
 
         budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
         measure_conditioned(
@@ -601,21 +454,6 @@ def main(argv=None) -> int:
     print(format_table(run.comparison))
     print(_doc_distances(run.comparison, duration))
     print(_acceptance(run.comparison, "backward"))
-    if "smc" in run.comparison.counts:
-        f = run.comparison.counts["smc"]
-        print(
-            f"particle filter: {f['generations']} generations, {f['resamplings']} resamplings, "
-            f"kept runs descend from {f['distinct_sampled_runs']} of {args.n} sampled runs, "
-            f"smallest ESS {f['ess_min']:.3g}; raw particles faster than every throw at the "
-            f"end: {f['raw_faster_share']:.3g}"
-            + (f"; at a release: {f['raw_release_share']:.3g}" if "raw_release_share" in f else "")
-        )
-    if args.verify:
-        from reverse.verified_pasts import format_verified
-
-        print(format_verified(run.comparison, run.seconds))
-        print(_doc_distances(run.comparison.verified, duration).replace("backward", "verified"))
-        print(_acceptance(run.comparison.verified, "verified"))
     if args.conditioned:
         from reverse.pasts.conditioned import format_conditioned
 
@@ -632,9 +470,7 @@ def main(argv=None) -> int:
         print(_per_feature(run, args.seed, dt, body_index))
         print(_release_check(run, (str(path), (), float(dt))))
     s = run.seconds
-    verified = f", verification {s['verify']:.1f} s" if args.verify else ""
-    if args.conditioned:
-        verified += f", conditioned pasts {s['conditioned']:.1f} s"
+    verified = f", conditioned pasts {s['conditioned']:.1f} s" if args.conditioned else ""
     print(
         f"wall time: forward {s['forward']:.1f} s ({2 * args.n} throws), backward "
         f"{s['backward']:.1f} s ({args.n} runs), statistics {s['statistics']:.1f} s{verified}; "
