@@ -30,7 +30,13 @@ from workbench.scene.model import WORLD, Scene
 from workbench.sim.forward import Overlap, run_scene
 from workbench.sim.forward import start_overlap as forward_start_overlap
 from workbench.sim.observers import kinetic_energy
-from workbench.sim.state import State, Trajectory
+from workbench.sim.state import (
+    MAX_COORDINATE,
+    State,
+    Trajectory,
+    state_in_bounds,
+    state_problems,
+)
 
 __all__ = [
     "ReverseResult",
@@ -541,11 +547,13 @@ def run_reverse(
                 status = "unconverged"
                 message = _orientation_message(rep, k * dt)
                 break
-            if not np.all(new.is_finite()):
-                bad = [scene.body_names[j] for j in np.flatnonzero(~new.is_finite())]
+            if not state_in_bounds(new):  # finite, within MAX_COORDINATE, unit quaternions
+                block = new.packed()[None]
+                bad = [scene.body_names[j] for j in np.flatnonzero(state_problems(block)[0])]
                 status = "nonfinite"
                 message = (
-                    f"non-finite state of body {', '.join(map(repr, bad))} at {k * dt:.6g} s "
+                    f"non-finite or out-of-bounds state (beyond {MAX_COORDINATE:g} m, or not a "
+                    f"unit quaternion) of body {', '.join(map(repr, bad))} at {k * dt:.6g} s "
                     "before the final state; the later states are kept"
                 )
                 break
@@ -635,8 +643,9 @@ def run_forward_mirror(
                     f"contact LCP of {rep.unsolved} island(s) not solved at t = {k * dt:.6g} s"
                 )
                 break
-            if not np.all(state.is_finite()):
-                status, message = "nonfinite", f"non-finite state at t = {k * dt:.6g} s"
+            if not state_in_bounds(state):
+                status = "nonfinite"
+                message = f"non-finite or out-of-bounds state at t = {k * dt:.6g} s"
                 break
             if k % record_every == 0:
                 states.append(state)

@@ -299,3 +299,21 @@ def test_an_unsolved_island_lcp_ends_the_run_not_ok(monkeypatch, tmp_path, capsy
     assert traj.n_times == 1  # only the scene's state: the 1e9 iterate never reached the file
     assert np.abs(traj.linear_velocity).max() < 10.0
     assert len(log) == 3 and all(f.endswith(b"frictionless retry failed") for f in log["fallback"])
+
+
+def test_a_reverse_run_beyond_the_coordinate_bound_stops_nonfinite(tmp_path):
+    """A body thrown at 1e30 m/s leaves PyBullet's range (README: 1e15 m) in its first backward
+    step: the run stops ``nonfinite`` with the records before it, never ``ok``, as a forward run
+    does (workbench.sim.state.state_in_bounds)."""
+    scene_file = tmp_path / "far.yaml"
+    scene_file.write_text(
+        "settings: {dt: 0.01, duration: 0.1}\n"
+        "bodies:\n"
+        "  - {name: ground, shape: {type: plane}, fixed: true}\n"
+        "  - {name: ball, shape: {type: sphere, radius: 0.1}, mass: 1, position: [0, 0, 1],\n"
+        "     linear_velocity: [1.0e30, 0, 0]}\n",
+        encoding="utf-8",
+    )
+    traj = run_reverse(load_scene(scene_file), duration=0.05, dt=0.01).trajectory
+    assert traj.status == "nonfinite" and "out-of-bounds" in traj.message
+    assert np.all(np.abs(traj.position) <= 1e15)
