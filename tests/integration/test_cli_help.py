@@ -1,10 +1,11 @@
-"""The command line's cosmetics (issue 19): every command's ``--help`` ends with examples and
-points to no source file; a bad argument gives one line on stderr and no progress bar; progress
-counts are whole numbers.
+"""The command line's cosmetics (issues 19, 34): every command's ``--help`` has examples, points
+to no source file, fits a screen or two and keeps its options within a bound; a bad argument
+gives one line on stderr and no progress bar; progress counts are whole numbers.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import time
 
@@ -12,7 +13,7 @@ import pytest
 
 from tests.conftest import run_workbench as wb
 from workbench.cli.common import ProgressBar
-from workbench.cli.main import COMMANDS, main
+from workbench.cli.main import COMMANDS, build_parser, main
 
 #: A source file of the packages (scene scripts such as scenes/spelling_balls.py are fine).
 SOURCE_PATH = re.compile(r"\b(?:workbench|reverse|uncertainty)/[\w./-]*\.py\b")
@@ -27,6 +28,16 @@ TQDM_MININTERVAL = 0.1
 BAR = re.compile(r"\d+%\||\d+/\d+ \[")
 
 
+#: Every command and subcommand (``[]``: ``workbench`` itself).
+HELPS = [[c] for c in COMMANDS] + [["markov", "train"], ["markov", "compare"], []]
+
+#: Most option entries (``-x``/``--x``, not -h) a command's --help may list (issue 34).
+MAX_OPTIONS = {("reverse",): 25, ("markov", "compare"): 15}
+
+#: Most lines of a --help at 100 columns: a screen or two.
+MAX_LINES = 140
+
+
 def _help(argv: list[str], capsys) -> str:
     with pytest.raises(SystemExit) as exit_:
         main([*argv, "--help"])
@@ -34,12 +45,46 @@ def _help(argv: list[str], capsys) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [[c] for c in COMMANDS] + [["markov", "train"], []], ids=str)
-def test_help_has_examples_and_no_source_paths(argv, capsys):
+def _options(argv: list[str]) -> list[list[str]]:
+    """The option entries of ``workbench ARGV``'s parser, -h left out."""
+    parser = build_parser(argv[0] if argv else None)
+    for word in argv:
+        (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return [a.option_strings for a in parser._actions if a.option_strings and "-h" not in
+            a.option_strings]  # fmt: skip
+
+
+def test_every_command_has_a_help_test():
+    assert ["pasts"] in HELPS and ["markov", "compare"] in HELPS and ["markov", "train"] in HELPS
+    assert {"reverse", "pasts", "markov"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("argv", HELPS, ids=str)
+def test_help_has_examples_and_no_source_paths(argv, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
     text = _help(argv, capsys)
     assert text.startswith("usage: workbench"), text[:200]
     assert EXAMPLES.search(text), f"workbench {' '.join(argv)} --help: no examples section"
     assert not SOURCE_PATH.findall(text), SOURCE_PATH.findall(text)
+    assert len(text.splitlines()) <= MAX_LINES, len(text.splitlines())
+
+
+@pytest.mark.parametrize(("argv", "most"), sorted(MAX_OPTIONS.items()), ids=str)
+def test_help_lists_at_most_its_bound_of_options(argv, most, capsys):
+    options = _options(list(argv))
+    assert len(options) <= most, options
+    text = _help(list(argv), capsys)
+    for names in options:  # each entry is in the help the user reads
+        assert names[-1] in text, names
+
+
+def test_conditioned_pasts_are_their_own_command(capsys):
+    reverse = {n for names in _options(["reverse"]) for n in names}
+    pasts = {n for names in _options(["pasts"]) for n in names}
+    assert not {"--conditioned", "--max-throws", "--on-energy"} & reverse
+    assert {"-n", "--max-throws", "--verify-budget", "--workers", "--seed"} <= pasts
+    assert not {"--markov", "--hints", "--samples", "--verify"} & pasts
 
 
 # --- bad arguments: one line, before any bar ------------------------------------------------

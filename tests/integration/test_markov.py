@@ -265,7 +265,7 @@ def test_compare_prints_the_table(tmp_path, capsys):
         (["--table", "nothing.json"], "not found"),
         (["--bins", "1"], "--bins"),
         (["--hints", "script"], "hints"),
-        (["--angular-damping", "-1"], "--angular-damping"),
+        (["--backward", "angular-damping=-1"], "--backward angular-damping"),
         (["--verify-budget", "5"], "--verify-budget"),  # without --conditioned
     ],
 )

@@ -31,7 +31,7 @@ BASE = ["reverse", "markov_block", "--markov", TABLE, "--duration", "0.6", "--se
 #: runs); the budget keeps the test in seconds while leaving room. (Seed 7's second kept run
 #: stopped refining when the one-by-one island solve's goal term stopped using OpenBLAS's ddot,
 #: whose last bit depends on the CPU: issue 17.)
-VERIFY = ["--samples", "4", "--keep", "2", "--verify", "--verify-budget", "60", "--seed", "3"]
+VERIFY = ["--samples", "4", "--keep", "2", "--verify", "60", "--seed", "3"]
 
 
 # ----------------------------------------------------------------------------- pure parts
@@ -126,8 +126,8 @@ def test_refined_runs_rest_at_the_final_pose_in_an_independent_pybullet_run(veri
     ("extra", "text"),
     [
         (["--verify", "--verify-tolerance", "0.01"], "--verify-tolerance"),
-        (["--verify", "--verify-radius", "0,5"], "--verify-radius"),
-        (["--verify", "--verify-budget", "0"], "--verify-budget"),
+        (["--verify", "--verify-tolerance", "0.01,5,0,5"], "--verify-tolerance"),
+        (["--verify", "0"], "--verify"),
         (["--verify", "--then-forward", "1"], "--verify"),
     ],
 )

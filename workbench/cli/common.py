@@ -31,6 +31,9 @@ __all__ = [
     "add_set_argument",
     "add_scene_arguments",
     "add_spec_arguments",
+    "add_workers_arguments",
+    "add_verify_arguments",
+    "parse_verify_tolerance",
     "parse_overrides",
     "load_scene_arguments",
     "check_positive",
@@ -76,6 +79,81 @@ def add_timestamp_argument(parser: argparse.ArgumentParser) -> None:
         help="record the creation time in the file (attribute 'created'); without it the same "
         "inputs give the same bytes",
     )
+
+
+def add_workers_arguments(parser, what: str) -> None:
+    """--workers W and --scheduler ADDR: where the independent runs of ``what`` go."""
+    parser.add_argument(
+        "--workers", type=int, default=1, metavar="W", help=f"worker processes for {what} (1)"
+    )
+    parser.add_argument("--scheduler", metavar="ADDR", help=f"Dask scheduler address for {what}")
+
+
+def add_verify_arguments(
+    parser, budget: tuple[str, int], radius: tuple[float, float], tolerance: str = "0.01,5"
+) -> None:
+    """The settings of the forward verification by PyBullet: the budget option (``budget`` =
+    its name and default) and --verify-tolerance M,DEG[,M,DEG] (the rest pose's tolerance, then
+    how far the refined earliest pose may move: ``radius`` = (m, rad) by default)."""
+    option, default = budget
+    if option == "--verify":
+        parser.add_argument(
+            "--verify",
+            nargs="?",
+            type=int,
+            const=default,
+            metavar="N",
+            help="refine each kept run's earliest state until PyBullet, played forward from it, "
+            f"comes to rest at the scene's pose, at most N PyBullet runs per run ({default}); "
+            "residuals and PyBullet runs in /verify/outcomes",
+        )
+    else:
+        parser.add_argument(
+            option,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"most PyBullet runs of one refinement ({default})",
+        )
+    m, deg = radius[0], math.degrees(radius[1])
+    parser.add_argument(
+        "--verify-tolerance",
+        default=tolerance,
+        metavar="M,DEG[,M,DEG]",
+        help=f"rest pose tolerance, position m and angle degrees ({tolerance}); then how far "
+        f"the earliest pose may move ({m:g},{deg:g})",
+    )
+    parser.set_defaults(verify_radius=f"{m:g},{deg:g}")
+
+
+def parse_verify_tolerance(args: argparse.Namespace) -> None:
+    """``args.verify_tolerance`` ("M,DEG[,M,DEG]") as ``args.verify_tolerance`` and
+    ``args.verify_radius``, each (m, rad); a one-line error unless positive numbers."""
+    text = str(args.verify_tolerance)
+    parts = text.split(",")
+    if len(parts) == 4:
+        tol, radius = ",".join(parts[:2]), ",".join(parts[2:])
+    elif len(parts) == 2:
+        tol, radius = text, args.verify_radius
+    else:
+        raise OptionError(
+            "--verify-tolerance", f"expected M,DEG or M,DEG,M,DEG (e.g. 0.01,5), got {text!r}"
+        )
+    args.verify_tolerance = _pose_pair(tol, text)
+    args.verify_radius = _pose_pair(radius, text)
+
+
+def _pose_pair(pair: str, text: str) -> tuple[float, float]:
+    """``"M,DEG"`` as (m, rad)."""
+    try:
+        a, b = (float(x) for x in pair.split(","))
+    except ValueError:
+        raise OptionError(
+            "--verify-tolerance", f"expected numbers M,DEG[,M,DEG] (e.g. 0.01,5), got {text!r}"
+        ) from None
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        raise OptionError("--verify-tolerance", f"expected positive numbers, got {text!r}")
+    return a, math.radians(b)
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser, spec_help: str, set_help: str) -> None:

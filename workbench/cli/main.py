@@ -36,6 +36,7 @@ examples:
   workbench replay falling.h5 --frames frames/
   workbench reverse reverse_landing --hints scenes/reverse_landing.hints.yaml \\
       --duration 0.5 -o landing.h5
+  workbench pasts markov_block -n 20 --seed 1 --workers 2 -o pasts.h5
   workbench validate --model model.h5 --experiments run1.h5 run2.h5 --observer tip \\
       --component x --epsilon 0.05 --plot validation.png
 
@@ -60,6 +61,7 @@ COMMANDS: dict[str, str] = {
     "scenes": "list the shipped scenes",
     "replay": "replay a stored run in the PyBullet viewer",
     "reverse": "step a scene backward from its final state (reverse run)",
+    "pasts": "sample pasts of a body at rest forward, confirmed by PyBullet (conditioned pasts)",
     "markov": "contact-transition Markov model for reverse runs (train; compare with forward runs)",
     "inverse": "inverse simulation under uncertainty: CDFs of unknown inputs (Du 2013 FORM)",
     "sensitivity": "global sensitivity (Sobol', Morris) of a scene's outputs to its random inputs",

@@ -45,8 +45,9 @@ The plausibility measure of a contact model: do backward runs from SCENE's state
 forward motion? Runs three samples of SCENE's one moving body: N forward PyBullet throws (the
 throw distribution of `workbench markov train`), N more (independent: the noise floor, what two
 samples of one law differ by), and N reverse runs from the scene's state with the --table, each
-turned to a random heading about the vertical (--no-heading: as the scene has it) and with its
-own hints if --hints gives a distribution or a script's hints(seed=...).
+turned to a random heading about the vertical (--backward heading=scene: as the scene has it)
+and with its own hints if --hints gives a distribution or a script's hints(seed=...). The
+backward runs take workbench reverse's plausibility controls as --backward NAME=VALUE.
 
 Prints, per statistic (time to first liftoff, contact-state transitions, dwell time and share of
 steps per contact state, speed, angular speed and kinetic energy at the earliest state and their
@@ -169,23 +170,20 @@ def add_markov_parser(sub) -> None:
         "hints(seed=...)) of the backward runs",
     )
     cp.add_argument(
-        "--no-heading",
-        dest="heading",
-        action="store_false",
-        help="keep the scene's heading in every backward run (default: a random turn about the "
-        "vertical per run)",
-    )
-    cp.add_argument(
-        "--persist-contacts",
-        action="store_true",
-        help="contact persistence of the backward runs (workbench reverse --persist-contacts)",
+        "--backward",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an option of the backward runs (repeatable), as `workbench reverse` spells it: "
+        "restitution-blend=S, angular-damping=C, linear-damping=C (0), contacts=persist, "
+        "heading=scene (default: a random turn about the vertical per run)",
     )
     cp.add_argument(
         "--conditioned",
         action="store_true",
-        help="also compare conditioned forward pasts with the throws (workbench reverse "
-        "--conditioned: throws resting on the final face, carried onto the final pose and "
-        "confirmed by PyBullet; a table of its own)",
+        help="also compare conditioned forward pasts with the throws (`workbench pasts`: "
+        "throws resting on the final face, carried onto the final pose and confirmed by "
+        "PyBullet; a table of its own)",
     )
     cp.add_argument(
         "--verify-budget",
@@ -201,19 +199,41 @@ def add_markov_parser(sub) -> None:
         default=DEFAULT_BINS,
         help=f"bins of the total-variation distances (default {DEFAULT_BINS})",
     )
-    g = cp.add_argument_group("plausibility controls of the backward runs (workbench reverse)")
-    for name, what in (
-        ("--restitution-blend", "after an elastic collision, restitution 1 blended back over S s"),
-        ("--angular-damping", "backward angular damping rate, 1/s"),
-        ("--linear-damping", "backward linear damping rate, 1/s"),
-    ):
-        g.add_argument(name, type=float, default=0.0, metavar="X", help=f"{what} (0)")
     cp.add_argument(
         "--force",
         action="store_true",
         help="run even above the bounds on steps that refuse runs too long to be meant",
     )
     cp.set_defaults(func=cmd_markov_compare)
+
+
+#: ``markov compare --backward NAME=VALUE``: the names, the attribute each sets and how its value
+#: is read (the values ``workbench reverse`` takes for the option of that name).
+BACKWARD_OPTIONS = {
+    "restitution-blend": ("restitution_blend", float),
+    "angular-damping": ("angular_damping", float),
+    "linear-damping": ("linear_damping", float),
+    "contacts": ("persist_contacts", {"persist": True}.__getitem__),
+    "heading": ("heading", {"scene": False, "random": True}.__getitem__),
+}
+
+
+def _parse_backward(args) -> None:
+    """``--backward NAME=VALUE`` options as the attributes of :data:`BACKWARD_OPTIONS`."""
+    args.restitution_blend = args.angular_damping = args.linear_damping = 0.0
+    args.persist_contacts, args.heading = False, True
+    for text in args.backward:
+        name, _, value = text.partition("=")
+        if name not in BACKWARD_OPTIONS:
+            raise SceneError(
+                "--backward", "", f"expected NAME=VALUE, NAME among {', '.join(BACKWARD_OPTIONS)};"
+                f" got {text!r}"
+            )  # fmt: skip
+        attr, read = BACKWARD_OPTIONS[name]
+        try:
+            setattr(args, attr, read(value))
+        except (KeyError, ValueError):
+            raise SceneError("--backward", "", f"{name}: unexpected value {value!r}") from None
 
 
 def _no_subcommand(parser) -> int:
@@ -303,8 +323,9 @@ def cmd_markov_compare(args) -> int:
     check_count("--workers", args.workers, "worker")
     if args.n < 2:
         raise SceneError("-n", "", f"expected at least 2 runs per sample, got {args.n}")
+    _parse_backward(args)
     for name in ("restitution_blend", "angular_damping", "linear_damping"):
-        check_positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
+        check_positive(f"backward {name.replace('_', '-')}", getattr(args, name), allow_zero=True)
     if args.bins < 2:
         raise SceneError("--bins", "", f"expected at least 2 bins, got {args.bins}")
     dt = args.dt or scene.settings.dt
@@ -360,16 +381,16 @@ def cmd_markov_compare(args) -> int:
         linear_damping=args.linear_damping,
     )
     controls = "".join(
-        f" --{name.replace('_', '-')} {getattr(args, name)!r}"
+        f" --backward {name.replace('_', '-')}={getattr(args, name)!r}"
         for name in ("restitution_blend", "angular_damping", "linear_damping")
         if getattr(args, name)
     )
     command = (
         f"workbench markov compare {args.scene} --table {args.table} -n {args.n} --seed "
         f"{entropy} --dt {dt!r} --duration {duration!r} --bins {args.bins}"
-        f"{'' if args.heading else ' --no-heading'}"
+        f"{'' if args.heading else ' --backward heading=scene'}"
         f"{f' --hints {args.hints}' if args.hints else ''}{controls}{sets}"
-        f"{' --persist-contacts' if args.persist_contacts else ''}"
+        f"{' --backward contacts=persist' if args.persist_contacts else ''}"
         f"{' --conditioned' if args.conditioned else ''}"
         f"{f' --verify-budget {args.verify_budget}' if args.verify_budget is not None else ''}"
     )

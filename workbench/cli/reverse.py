@@ -20,7 +20,6 @@ from reverse.goals.hints import (
     script_takes_seed,
 )
 from reverse.goals.markov import load_model
-from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST
 from reverse.runs import run as reverse_run
 from reverse.runs.run import (
     plan_reverse_run,
@@ -34,12 +33,14 @@ from reverse.step.stepper import StepSettings
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
+    add_verify_arguments,
+    add_workers_arguments,
     check_positive,
     load_scene_arguments,
     parse_overrides,
+    parse_verify_tolerance,
     progress_bar,
 )
-from workbench.cli.reverse_conditioned import check_conditioned_options, run_conditioned
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
 from workbench.scene.catalog import find_data, find_hints
@@ -49,97 +50,48 @@ from workbench.store import StoreSchema, TrajectoryStore, write_trajectory
 __all__ = ["add_reverse_parser", "cmd_reverse"]
 
 DESCRIPTION = """\
-Step SCENE backward in time (Twigg & James 2008) from its state, which is taken as the FINAL
-state of the motion (bodies at rest unless the scene gives velocities), and write the motion that
-would have led to it, in forward time order, to HDF5. `workbench replay OUT.h5` plays it; the
-file's attribute time_reversed = 1 says how it was made.
+Step SCENE backward in time (Twigg & James 2008) from its state, taken as the FINAL state of the
+motion (bodies at rest unless the scene gives velocities), and write the motion that would have
+led to it, in forward time order, to HDF5 (attribute time_reversed = 1; `workbench replay OUT.h5`
+plays it). --duration defaults to the scene's settings.duration.
 
-A body at rest stays at rest backward unless a hint says how it arrived: --hints FILE (YAML)
-lists per body a sliding direction and speed, a bounce (landing speed), or rolling:
+A body at rest stays at rest backward unless a hint says how it arrived (--hints FILE, YAML):
 
   hints:
     - {body: block, slide: {direction: [1, 0, 0], speed: 2.0}}
     - {body: ball, bounce: 0.15}
     - {body: roller, roll: {direction: [0, 1, 0], speed: 1.0}, at: 0.1}
 
-`at` is the reverse time (s before the final state) of the step the hint acts on (default 0);
-{body: NAME, free: false} keeps a body from ever starting to move (§4 "Stacking"). A scene script
-may make its own hints with a function hints(**parameters): pass --hints script.
-Per-step diagnostics (kinetic energy, contact count, islands, LCP rows, pivots, failures and
-fallbacks) are stored under /diagnostics, one row per island and step under /reverse/islands.
+`at`: the reverse time (s before the final state) the hint acts at (0); {body: NAME, free: false}
+keeps a body from ever starting. --hints script calls the scene script's hints(**parameters);
+--markov TABLE lets bodies leave the ground backward as often as forward runs land. The
+plausibility controls (Twigg & James sec. 4) are off by default, which keeps each step an exact
+mirror of a forward one. Per-step diagnostics are stored under /diagnostics and /reverse/islands.
 
-Plausibility controls (Twigg & James §4; all off by default, which keeps the steps exact mirrors
-of the forward ones): --restitution-blend S sets a pair's restitution to 1 after an elastic
-collision and blends it back over S seconds; --angular-damping / --linear-damping C damp
-velocities backward at rate C (1/s); --slip-damping C makes the slip of round bodies (balls)
-at their static supports decay backward at rate C (1/s; inf: they roll without slipping, sec. 4
-"Rolling"); --attract lets constrained bodies of a stack pull on their
-supports; --joint-unit-restitution makes contacts between jointed bodies elastic; goals only
-start bodies that are free to bounce (--no-free-to-bounce turns the test
-off); --energy-limit J stops (or, with --on-energy flag, marks) a run whose kinetic energy
-exceeds J joules.
+--samples K runs K seeded runs (run i: SeedSequence(seed, spawn_key=(i,)), whatever --workers),
+rejects those that fail, pass --energy-limit or have failed LCPs, and keeps the --keep k with
+the lowest peak kinetic energy (replay one with --realization i; every run's outcome is in
+/sampling/outcomes). Each run may draw its own past: --heading random, a hints distribution
+(`slide: {direction: random, speed: {uniform: [0.0, 1.5]}}`), or a script's hints(seed=...).
 
---samples K runs K seeded reverse runs (--workers W or --scheduler ADDR in parallel; run i uses
-SeedSequence(seed, spawn_key=(i,)), so the result does not depend on the worker count), rejects
-those that fail, exceed --energy-limit or have failed LCPs, and keeps the --keep k with the lowest
-peak kinetic energy in one ensemble file (replay one with --realization i); every run's outcome
-and why it was rejected are in /sampling/outcomes. Each sampled run may draw its own past:
---heading random turns the moving bodies as one about the vertical by a random angle, a hints
-file may give ranges and random directions (a hints distribution:
-`slide: {direction: random, speed: {uniform: [0.0, 1.5]}}`), and --hints script calls the scene
-script's hints(seed=..., ...) with each run's own seed; these draws use
-SeedSequence(seed, spawn_key=(i, 1)).
+--verify [N] refines each kept run's earliest state (velocities, and its pose within the radius of
+--verify-tolerance) until PyBullet, played forward from it, comes to rest within the tolerance of
+the final pose: at most N PyBullet runs per run, results in /verify/outcomes and /verify/earliest.
+--then-forward T appends T s of forward simulation from the scene's state (the CRASH example).
 
---duration defaults to the scene's settings.duration when the scene sets one.
-
---verify refines each kept run's earliest state (its velocities, and its pose within
---verify-radius M,DEG of the reverse run's) until PyBullet, played forward from it for the run's
-duration and then until it rests, comes to rest within --verify-tolerance M,DEG (default 1 cm,
-5 deg) of the final pose; at most --verify-budget PyBullet runs per run, seeded, in parallel
-over --workers. Per run, /verify/outcomes holds the status (refined / not refined), the
-residual position (m) and angle (deg), the PyBullet runs it took, and /verify/earliest the
-refined earliest state; the trajectory itself stays the reverse run's.
-
---conditioned K samples K pasts forward instead of stepping backward, for a scene whose one
-moving body rests, in the scene's state, on a flat ground (a plane or a fixed box): throws of the
-training's throw law (`workbench markov train`; throw i draws from SeedSequence(seed,
-spawn_key=(i,))) are kept when PyBullet brings them to rest by the end of --duration on the face
-the final pose rests on; the turn about the vertical and the horizontal shift that carry the rest
-pose onto the final one carry the whole throw, and its release is refined as --verify refines an
-earliest state (--verify-budget, --verify-tolerance, --verify-radius) until PyBullet, played
-forward from it, rests within the tolerance of the final pose by the end of --duration. The
-realizations are PyBullet's own motions from the refined releases, earliest state first: the
-first K confirmed in throw order, the same bits for any --workers. At most --max-throws throws
-are tried (default 20 K); /conditioned/outcomes holds one row per throw (status, residuals,
-PyBullet runs); fewer than K pasts are written, marked (attribute conditioned_complete = 0), and
-end with exit status 1. It does not use the backward stepper and takes none of its options
-(--markov, --hints, --samples, --verify, the plausibility controls); stacks, several moving
-bodies and final states in motion need the backward stepper.
-
---then-forward T appends T seconds of PyBullet forward simulation from the scene's state, so an
-intermediate frame becomes one trajectory: the reverse run leading to it, then the forward run
-from it (the CRASH example of §5).
-
-Limits (docs/reverse.md, "Limits"): a run of more than 100,000 backward steps or 2 GiB of
-records is refused with the estimate (steps, time, memory) unless --force; a hint speed above
-1000 m/s is refused; bodies overlapping by more than 1 mm in the scene's state are warned about
-(attribute start_overlap). A step whose contact LCP was not solved (nor its frictionless retry)
-ends the run like a non-finite state: the earlier records are written, exit status 1.
-
-SCENE, a --hints file and a --markov table may be paths or names: a name is looked up next to
-the scene (hints) and among the shipped files, which `workbench scenes` lists.
+Pasts of one body resting on a flat ground can also be sampled forward: `workbench pasts`.
+Runs over 100,000 backward steps or 2 GiB of records are refused unless --force; an unsolved
+contact LCP ends the run (earlier records written, exit 1). Details: docs/reverse.md.
 
 examples:
   workbench reverse reverse_landing --hints reverse_landing.hints.yaml \\
       --duration 0.5 -o landing.h5 && workbench replay landing.h5
-  workbench reverse my_scene.yaml --hints my_hints.yaml --duration 0.5 -o mine.h5
   workbench reverse markov_block --markov markov_block --duration 1 \\
       --samples 50 --keep 5 --workers 2 --energy-limit 20 --seed 1 -o block_runs.h5
-  workbench reverse markov_block --markov markov_block --samples 50 --heading random \\
-      --hints slides.hints.yaml --workers 2 --seed 1 -o block_pasts.h5
   workbench reverse markov_block --markov markov_block --samples 50 --keep 5 --workers 2 \\
       --seed 1 --verify -o verified_pasts.h5
-  workbench reverse markov_block --conditioned 20 --seed 1 --workers 2 -o pasts.h5
+  workbench reverse box_stack5 --markov markov_block --duration 2 --attract --contacts persist \\
+      --seed 0 -o stack5.h5
   workbench reverse spelling_balls --hints script --duration 3 \\
       --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
 """
@@ -169,78 +121,43 @@ def add_reverse_parser(sub) -> None:
     rv.add_argument(
         "--seed",
         type=int,
-        help="seed for the orientation of the friction pyramids of unhinted contacts "
-        "(default: a fixed world-aligned choice) and for the --markov draws; with --samples "
-        "or --conditioned, the entropy of all runs (default: fresh, stored in the file)",
+        help="seed of the friction pyramids' turn (default: world-aligned) and of the --markov "
+        "draws; with --samples, of all runs (default: fresh, stored in the file)",
     )
     rv.add_argument(
         "--markov",
         metavar="TABLE",
-        help="contact-transition table (JSON from `workbench markov train`, or the name of a "
-        "shipped one: markov_block): bodies at rest or "
-        "in contact leave the ground backward as often as forward runs land (Twigg & James "
-        "2008 sec. 4); without --seed the draws use fresh entropy, stored in the file",
+        help="contact-transition table (from `workbench markov train`, or a shipped name: "
+        "markov_block): bodies leave the ground backward as often as forward runs land",
     )
     g = rv.add_argument_group("plausibility controls (Twigg & James sec. 4)")
-    g.add_argument(
-        "--restitution-blend",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="after an elastic collision, restitution 1 blended back over S s (0)",
-    )
-    g.add_argument(
-        "--angular-damping",
-        type=float,
-        default=0.0,
-        metavar="C",
-        help="backward angular damping rate, 1/s (0)",
-    )
-    g.add_argument(
-        "--linear-damping",
-        type=float,
-        default=0.0,
-        metavar="C",
-        help="backward linear damping rate, 1/s (0)",
-    )
-    g.add_argument(
-        "--slip-damping",
-        type=float,
-        default=0.0,
-        metavar="C",
-        help="round bodies' slip at their static supports decays backward at rate C, 1/s "
-        "(inf: they roll without slipping; 0)",
-    )
+    for name, meta, what in (
+        ("--restitution-blend", "S", "after an elastic collision, restitution 1 blended back "
+         "over S s (0)"),
+        ("--angular-damping", "C", "backward angular damping rate, 1/s (0)"),
+        ("--linear-damping", "C", "backward linear damping rate, 1/s (0)"),
+        ("--slip-damping", "C", "round bodies' slip at their static supports decays backward "
+         "at rate C, 1/s (inf: they roll without slipping; 0)"),
+    ):  # fmt: skip
+        g.add_argument(name, type=float, default=0.0, metavar=meta, help=what)
     g.add_argument(
         "--attract",
         action="store_true",
         help="constrained bodies may take a negative normal force (stacks hold)",
     )
     g.add_argument(
-        "--joint-unit-restitution",
-        action="store_true",
-        help="restitution 1 between bodies connected by joints (articulated bodies)",
+        "--contacts",
+        default="",
+        metavar="RULE[,RULE]",
+        help="contact rules: persist (a moving box keeps its vanished contacts with a fixed box "
+        "within the touch tolerance), joint-unit-restitution (restitution 1 between jointed "
+        "bodies), no-free-to-bounce (goals may start any body, not only those free to bounce)",
     )
     g.add_argument(
-        "--no-free-to-bounce",
-        dest="free_to_bounce",
-        action="store_false",
-        help="let goals start any body, not only those free to bounce",
-    )
-    g.add_argument(
-        "--energy-limit", type=float, metavar="J", help="guard on the total kinetic energy, J"
-    )
-    g.add_argument(
-        "--persist-contacts",
-        action="store_true",
-        help="a moving box whose contacts with a fixed box (the ground) vanish keeps those "
-        "within the touch tolerance (PyBullet reports none for any positive box-box gap)",
-    )
-    g.add_argument(
-        "--on-energy",
-        choices=("stop", "flag"),
-        default="stop",
-        help="what the guard does: end the run there (default) or mark it",
+        "--energy-limit",
+        metavar="J[,flag]",
+        help="guard on the total kinetic energy, J: a run above it ends there, or with ',flag' "
+        "runs on marked",
     )
     m = rv.add_argument_group("many runs")
     m.add_argument("--samples", type=int, metavar="K", help="run K seeded reverse runs")
@@ -251,66 +168,16 @@ def add_reverse_parser(sub) -> None:
         metavar="k",
         help="keep the k lowest-peak-energy accepted runs (1)",
     )
-    m.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="W",
-        help="worker processes for --samples or --conditioned (1)",
-    )
-    m.add_argument(
-        "--scheduler", metavar="ADDR", help="Dask scheduler address for --samples or --conditioned"
-    )
+    add_workers_arguments(m, "--samples and --verify")
     m.add_argument(
         "--heading",
         choices=("scene", "random"),
         default="scene",
-        help="with --samples: keep the scene's heading (default) or turn the moving bodies by a "
-        "random angle about the vertical in each run",
-    )
-    c = rv.add_argument_group("conditioned forward pasts (one body at rest on a flat ground)")
-    c.add_argument(
-        "--conditioned",
-        type=int,
-        metavar="K",
-        help="sample K pasts forward: throws resting on the final pose's face at the end of "
-        "--duration, carried onto the final pose and refined until PyBullet rests there (not "
-        "the backward stepper; --workers, --seed and the --verify-* settings apply)",
-    )
-    c.add_argument(
-        "--max-throws",
-        type=int,
-        metavar="N",
-        help=f"with --conditioned: most throws to try ({MAX_THROWS_PER_PAST} K)",
+        help="keep the scene's heading (default) or turn the moving bodies by a random angle "
+        "about the vertical in each run",
     )
     v = rv.add_argument_group("forward verification by PyBullet")
-    v.add_argument(
-        "--verify",
-        action="store_true",
-        help="refine each kept run's earliest state so that PyBullet, played forward from it, "
-        "comes to rest at the scene's pose; residuals and PyBullet runs in /verify/outcomes",
-    )
-    v.add_argument(
-        "--verify-budget",
-        type=int,
-        default=None,
-        metavar="N",
-        help=f"most PyBullet forward runs per run ({DEFAULT_BUDGET}; with --conditioned "
-        f"{CONDITIONED_BUDGET}: a smaller budget is faster but keeps the less chaotic throws)",
-    )
-    v.add_argument(
-        "--verify-tolerance",
-        default="0.01,5",
-        metavar="M,DEG",
-        help="rest pose tolerance: position m, angle degrees (0.01,5)",
-    )
-    v.add_argument(
-        "--verify-radius",
-        default=f"{DEFAULT_RADIUS[0]:g},{math.degrees(DEFAULT_RADIUS[1]):g}",
-        metavar="M,DEG",
-        help="how far the earliest pose may move: position m, angle degrees "
-        f"({DEFAULT_RADIUS[0]:g},{math.degrees(DEFAULT_RADIUS[1]):g})",
-    )
+    add_verify_arguments(v, ("--verify", DEFAULT_BUDGET), DEFAULT_RADIUS)
     rv.add_argument(
         "--then-forward",
         type=float,
@@ -337,6 +204,8 @@ def cmd_reverse(args) -> int:
                 "expected how far back to step, s (the scene sets no settings.duration)",
             )
         args.duration = scene.settings.duration
+    _parse_energy_limit(args)
+    _parse_contacts(args)
     for name in ("dt", "duration", "energy_limit", "then_forward"):
         check_positive(name.replace("_", "-"), getattr(args, name))
     for name in ("restitution_blend", "angular_damping", "linear_damping"):
@@ -344,10 +213,6 @@ def cmd_reverse(args) -> int:
     check_positive("slip-damping", args.slip_damping, allow_zero=True, finite=False)
     if args.seed is not None and args.seed < 0:
         raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
-    if args.conditioned is not None:
-        check_conditioned_options(args)
-    elif args.max_throws is not None:
-        raise SceneError("--max-throws", "", "needs --conditioned")
     if args.samples is not None:
         if args.samples < 1:
             raise SceneError("--samples", "", f"expected at least 1, got {args.samples}")
@@ -359,16 +224,12 @@ def cmd_reverse(args) -> int:
             raise SceneError("--then-forward", "", "cannot be combined with --samples")
     elif args.heading != "scene":
         raise SceneError("--heading", "", "a random heading needs --samples")
-    args.verify_tolerance = _pair("--verify-tolerance", args.verify_tolerance)
-    args.verify_radius = _pair("--verify-radius", args.verify_radius)
-    if args.verify_budget is None:
-        args.verify_budget = CONDITIONED_BUDGET if args.conditioned is not None else DEFAULT_BUDGET
-    if args.verify_budget < 1:
-        raise SceneError("--verify-budget", "", f"expected at least 1, got {args.verify_budget}")
-    if args.verify and args.then_forward:
+    parse_verify_tolerance(args)
+    args.verify_budget = args.verify
+    if args.verify is not None and args.verify < 1:
+        raise SceneError("--verify", "", f"expected at least 1 PyBullet run, got {args.verify}")
+    if args.verify is not None and args.then_forward:
         raise SceneError("--verify", "", "cannot be combined with --then-forward")
-    if args.conditioned is not None:
-        return run_conditioned(args, path, overrides, scene)
     dt = args.dt or scene.settings.dt
     _check_size(args, scene, dt)
     variation = None
@@ -453,17 +314,45 @@ def cmd_reverse(args) -> int:
     return _single(args, path, scene, options, attrs, out)
 
 
-def _pair(option: str, text: str) -> tuple[float, float]:
-    """``"M,DEG"`` as (m, rad); a one-line error unless two positive numbers."""
+#: ``--contacts`` rules: the argument of :func:`~reverse.runs.run.run_reverse` or the
+#: :class:`~reverse.step.stepper.StepSettings` field each sets, and its value.
+CONTACT_RULES = {
+    "persist": ("persist_contacts", True),
+    "joint-unit-restitution": ("joint_unit_restitution", True),
+    "no-free-to-bounce": ("free_to_bounce", False),
+}
+
+
+def _parse_contacts(args) -> None:
+    """``--contacts RULE[,RULE]`` as ``args.persist_contacts``, ``args.joint_unit_restitution``
+    and ``args.free_to_bounce``; a one-line error naming an unknown rule."""
+    args.persist_contacts, args.joint_unit_restitution, args.free_to_bounce = False, False, True
+    for rule in filter(None, (r.strip() for r in args.contacts.split(","))):
+        if rule not in CONTACT_RULES:
+            raise SceneError(
+                "--contacts", "", f"expected rules among {', '.join(CONTACT_RULES)}, got {rule!r}"
+            )
+        name, value = CONTACT_RULES[rule]
+        setattr(args, name, value)
+
+
+def _parse_energy_limit(args) -> None:
+    """``--energy-limit J[,flag]`` as ``args.energy_limit`` (J or None) and ``args.on_energy``
+    (``stop`` or ``flag``)."""
+    args.on_energy = "stop"
+    if args.energy_limit is None:
+        return
+    text = str(args.energy_limit)
+    value, _, mode = text.partition(",")
+    if mode and mode not in ("stop", "flag"):
+        raise SceneError("--energy-limit", "", f"expected J or J,flag, got {text!r}")
     try:
-        a, b = (float(x) for x in str(text).split(","))
+        args.energy_limit = float(value)
     except ValueError:
         raise SceneError(
-            option, "", f"expected two numbers M,DEG (e.g. 0.01,5), got {text!r}"
+            "--energy-limit", "", f"expected a number of joules, got {text!r}"
         ) from None
-    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
-        raise SceneError(option, "", f"expected two positive numbers M,DEG, got {text!r}")
-    return a, math.radians(b)
+    args.on_energy = mode or "stop"
 
 
 def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, dict]:
@@ -564,7 +453,7 @@ def _single(args, path, scene, options, attrs, out) -> int:
         attrs["forward_from"] = float(result.trajectory.time[-1])
     wall = time.perf_counter() - t0
     datasets, described = {"reverse/islands": result.island_log}, {}
-    if args.verify and traj.status == "ok":
+    if args.verify is not None and traj.status == "ok":
         entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
         more, described, more_attrs = _verify(
             args, path, parse_overrides(args), [(0, traj)], entropy, scene
@@ -644,7 +533,7 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
     for r, (_, _, log) in enumerate(result.kept):
         datasets[f"reverse/islands_{r}"] = log
     described, verified = {}, {}
-    if args.verify:
+    if args.verify is not None:
         runs = [(o.index, traj) for o, traj, _ in result.kept]
         more, described, verified = _verify(args, path, overrides, runs, result.entropy, scene)
         datasets.update(more)

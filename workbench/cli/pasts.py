@@ -1,11 +1,12 @@
-"""``workbench reverse --conditioned K``: pasts sampled forward for a scene whose one moving body
-rests on a flat ground (thin: checks, the file and the summary; the work is
+"""``workbench pasts``: conditioned forward pasts of a scene whose one moving body rests on a flat
+ground (thin: checks, the file and the summary; the work is
 :func:`reverse.pasts.conditioned.conditioned_pasts`). The realizations follow the reverse runs'
 conventions (:func:`reverse.runs.run.run_reverse`), so `workbench replay` and `inspect` read them as
-they read a ``--samples`` file."""
+they read a ``workbench reverse --samples`` file."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -14,38 +15,101 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.pasts.conditioned import MAX_THROWS_PER_PAST, final_rest_body
+from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST, final_rest_body
 from reverse.runs.run import plan_reverse_run
-from workbench.cli.common import progress_bar
+from reverse.runs.verify import DEFAULT_RADIUS
+from workbench.cli.common import (
+    add_scene_arguments,
+    add_timestamp_argument,
+    add_verify_arguments,
+    add_workers_arguments,
+    check_count,
+    check_positive,
+    check_seed,
+    load_scene_arguments,
+    parse_verify_tolerance,
+    progress_bar,
+)
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
 from workbench.scene.loader import scene_to_json
 from workbench.store import StoreSchema, TrajectoryStore
 
-__all__ = ["CONDITIONED_DTYPE", "check_conditioned_options", "run_conditioned"]
+__all__ = ["CONDITIONED_DTYPE", "add_pasts_parser", "cmd_pasts"]
 
-#: Options of the backward stepper and of --samples that --conditioned refuses (it runs PyBullet
-#: forward: :mod:`reverse.pasts.conditioned`), with the value that means "not given".
-_BACKWARD_ONLY = (
-    ("samples", "--samples", None),
-    ("markov", "--markov", None),
-    ("then_forward", "--then-forward", None),
-    ("verify", "--verify", False),
-    ("hints", "--hints", None),
-    ("keep", "--keep", 1),
-    ("rank", "--rank", "energy"),
-    ("heading", "--heading", "scene"),
-    ("energy_limit", "--energy-limit", None),
-    ("on_energy", "--on-energy", "stop"),
-    ("restitution_blend", "--restitution-blend", 0.0),
-    ("angular_damping", "--angular-damping", 0.0),
-    ("linear_damping", "--linear-damping", 0.0),
-    ("slip_damping", "--slip-damping", 0.0),
-    ("attract", "--attract", False),
-    ("joint_unit_restitution", "--joint-unit-restitution", False),
-    ("free_to_bounce", "--no-free-to-bounce", True),
-    ("persist_contacts", "--persist-contacts", False),
-)
+DESCRIPTION = f"""\
+Sample K pasts of SCENE forward: motions that PyBullet brings to rest at the scene's state, for a
+scene whose one moving body rests on a flat ground (a plane or a fixed box). Stacks, several
+moving bodies and final states in motion need `workbench reverse` (the backward stepper).
+
+Throws of the training's throw law (`workbench markov train`; throw i draws from
+SeedSequence(seed, spawn_key=(i,))) are kept when PyBullet brings them to rest by the end of
+--duration on the face the final pose rests on; the turn about the vertical and the horizontal
+shift that carry the rest pose onto the final one carry the whole throw, and its release is
+refined (at most --verify-budget PyBullet runs) until PyBullet, played forward from it, rests
+within --verify-tolerance of the final pose by the end of --duration.
+
+The realizations are PyBullet's own motions from the refined releases, earliest state first, on
+the reverse runs' time axis (`workbench replay OUT.h5 --realization i`): the first K confirmed in
+throw order, the same bits for any --workers. At most --max-throws throws are tried (default
+{MAX_THROWS_PER_PAST} K); /conditioned/outcomes holds one row per throw (status, residuals,
+PyBullet runs). Fewer than K pasts are written, marked (attribute conditioned_complete = 0), and
+end with exit status 1. --duration defaults to the scene's settings.duration.
+
+examples:
+  workbench pasts markov_block -n 20 --seed 1 --workers 2 -o pasts.h5
+  workbench replay pasts.h5 --realization 3
+  workbench pasts markov_block -n 50 --seed 1 --verify-budget 40 --max-throws 500 -o quick.h5
+"""
+
+
+def add_pasts_parser(sub) -> None:
+    ps = sub.add_parser(
+        "pasts", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_scene_arguments(ps)  # SCENE, --set, --dt, --duration, -q
+    ps.add_argument("-n", type=int, required=True, metavar="K", help="number of pasts to sample")
+    ps.add_argument(
+        "--seed", type=int, help="entropy of the throws (default: fresh, stored in the file)"
+    )
+    add_workers_arguments(ps, "the throws")
+    ps.add_argument("-o", "--output", help="HDF5 file to write (default: <scene>_pasts.h5)")
+    add_timestamp_argument(ps)
+    ps.add_argument(
+        "--max-throws",
+        type=int,
+        metavar="N",
+        help=f"most throws to try ({MAX_THROWS_PER_PAST} K)",
+    )
+    add_verify_arguments(ps, ("--verify-budget", CONDITIONED_BUDGET), DEFAULT_RADIUS)
+    ps.add_argument(
+        "--force",
+        action="store_true",
+        help="run even above the bound on record memory (2 GiB) that refuses runs too long to "
+        "be meant",
+    )
+    ps.set_defaults(func=cmd_pasts)
+
+
+def cmd_pasts(args) -> int:
+    path, overrides, scene = load_scene_arguments(args)
+    if args.duration is None:
+        if "duration" not in scene.settings.model_fields_set:
+            raise SceneError(
+                "--duration", "", "expected the pasts' duration, s (the scene sets none)"
+            )
+        args.duration = scene.settings.duration
+    for name in ("dt", "duration"):
+        check_positive(name, getattr(args, name))
+    check_seed(args.seed)
+    check_count("-n", args.n, "past")
+    if args.max_throws is not None:
+        check_count("--max-throws", args.max_throws, "throw")
+    check_count("--workers", args.workers, "worker")
+    parse_verify_tolerance(args)
+    check_count("--verify-budget", args.verify_budget, "PyBullet run")
+    return run_conditioned(args, path, overrides, scene)
+
 
 #: One row per throw tried in ``/conditioned/outcomes`` (no wall times: identical inputs give
 #: identical bytes, docs/hdf5.md), in throw order.
@@ -90,24 +154,6 @@ _STATE_TEXT = (
     "every body: position (3), body-frame quaternion x y z w (4), linear (3) and angular "
     "velocity (3)"
 )
-
-
-def check_conditioned_options(args) -> None:
-    """One-line errors for --conditioned with what it cannot take (:data:`_BACKWARD_ONLY`)."""
-    if args.conditioned < 1:
-        raise SceneError("--conditioned", "", f"expected at least 1 past, got {args.conditioned}")
-    if args.max_throws is not None and args.max_throws < 1:
-        raise SceneError("--max-throws", "", f"expected at least 1, got {args.max_throws}")
-    if args.workers < 1:
-        raise SceneError("--workers", "", f"expected at least 1, got {args.workers}")
-    for dest, option, unset in _BACKWARD_ONLY:
-        if getattr(args, dest) != unset:
-            why = (
-                "conditioned pasts are verified by PyBullet by construction"
-                if dest == "verify"
-                else "conditioned pasts are PyBullet forward runs, not backward steps"
-            )
-            raise SceneError(option, "", f"cannot be combined with --conditioned ({why})")
 
 
 def _past_trajectory(past, body_names, dt: float, params: dict):
@@ -187,13 +233,13 @@ def _conditioned_dataset_attrs() -> dict[str, dict]:
 
 
 def run_conditioned(args, path, overrides, scene) -> int:
-    """``--conditioned K``: K pasts sampled forward (:func:`reverse.pasts.conditioned.
+    """K pasts sampled forward (:func:`reverse.pasts.conditioned.
     conditioned_pasts`) in the scene as ``workbench run`` builds it, written as realizations."""
     from reverse.pasts.conditioned import conditioned_pasts, conditioned_summary
     from reverse.runs.verify import verify_settings
     from workbench.sim.forward import start_overlap as overlap_of
 
-    k_asked = args.conditioned
+    k_asked = args.n
     dt = args.dt or scene.settings.dt
     option = "--dt" if args.dt else "--duration"
     held = k_asked + (1 if args.scheduler else args.workers)  # kept + in flight here
@@ -228,7 +274,7 @@ def run_conditioned(args, path, overrides, scene) -> int:
     statuses = ", ".join(f"{n} {s}" for s, n in summary["by_status"].items())
     if not kept:
         print(
-            f"workbench reverse: {path}: none of {len(tried)} throws (--max-throws {limit}) "
+            f"workbench pasts: {path}: none of {len(tried)} throws (--max-throws {limit}) "
             f"came to rest on {scene.bodies[body].name}'s final face and was confirmed "
             f"({statuses}); nothing written",
             file=sys.stderr,
@@ -241,7 +287,7 @@ def run_conditioned(args, path, overrides, scene) -> int:
     params = {f"{b.name}/mass": np.array(props.mass), f"{b.name}/inertia": props.inertia_matrix}
     trajs = [_past_trajectory(r, scene.body_names, dt, params) for r in kept]
     tol, radius = args.verify_tolerance, args.verify_radius
-    out = Path(args.output or f"{path.stem}_reverse.h5")
+    out = Path(args.output or f"{path.stem}_pasts.h5")
     attrs = {
         "time_reversed": 1,
         "reverse_dt": dt,
@@ -287,7 +333,7 @@ def run_conditioned(args, path, overrides, scene) -> int:
         print(_conditioned_report(summary, kept, body, wall))
     if not complete:
         print(
-            f"workbench reverse: {path}: only {len(kept)} of {k_asked} pasts found in "
+            f"workbench pasts: {path}: only {len(kept)} of {k_asked} pasts found in "
             f"{len(tried)} throws (--max-throws {limit}; {statuses}); wrote them to {out} "
             "(attribute conditioned_complete = 0)",
             file=sys.stderr,

@@ -1,6 +1,6 @@
-"""`workbench reverse --conditioned K` (issue 15): pasts sampled forward by
-:mod:`reverse.pasts.conditioned`, written as a `--samples` file is (realizations, the reverse
-runs' time axis), with one row per throw in /conditioned/outcomes."""
+"""`workbench pasts SCENE -n K` (issues 15, 34): pasts sampled forward by
+:mod:`reverse.pasts.conditioned`, written as a `workbench reverse --samples` file is
+(realizations, the reverse runs' time axis), with one row per throw in /conditioned/outcomes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 
 from reverse.runs.verify import REST_SPEED, pose_residual
 from tests.conftest import REPO
+from tests.conftest import run_workbench as wb
 from workbench.cli.main import main
 from workbench.scene.loader import load_scene
 from workbench.store import TrajectoryStore
@@ -24,8 +25,7 @@ TABLE = str(REPO / "data" / "markov_block.json")
 #: (measured; a seed whose first throws refine quickly keeps the test in seconds). The budget
 #: cuts short the refinements of later throws that two workers start before they stop (throw 6:
 #: 133 runs).
-CONDITIONED = ["reverse", "markov_block", "--conditioned", "2", "--seed", "3", "-q",
-               "--verify-budget", "40"]  # fmt: skip
+CONDITIONED = ["pasts", "markov_block", "-n", "2", "--seed", "3", "-q", "--verify-budget", "40"]
 TOLERANCE = (0.01, math.radians(5.0))  # the --verify-tolerance default the pasts are held to
 
 
@@ -120,6 +120,14 @@ def test_each_past_starts_at_its_earliest_state_and_ends_at_the_scene_pose(pasts
         assert np.linalg.norm(velocity[r, 0, 1]) > 0.1  # a throw, not a body at rest
 
 
+def test_pasts_console_script_writes_the_file(tmp_path):
+    """The console script as a user runs it (one past: seed 3's throw 0 refines in 3 runs)."""
+    out = tmp_path / "one.h5"
+    r = wb("pasts", "markov_block", "-n", 1, "--seed", 3, "--verify-budget", 40, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert f"wrote {out}: 1 conditioned forward pasts" in r.stdout and out.exists()
+
+
 def test_too_few_pasts_are_written_marked_and_exit_one(tmp_path, capsys):
     out = tmp_path / "partial.h5"
     assert main([*CONDITIONED, "--max-throws", "3", "-o", str(out)]) == 1
@@ -140,21 +148,36 @@ def test_too_few_pasts_are_written_marked_and_exit_one(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("extra", "text"),
     [
-        (["--conditioned", "0"], "--conditioned: expected at least 1"),
-        (["--conditioned", "2", "--max-throws", "0"], "--max-throws"),
-        (["--max-throws", "5"], "--max-throws: needs --conditioned"),
-        (["--conditioned", "2", "--samples", "3"], "--samples: cannot be combined"),
-        (["--conditioned", "2", "--markov", TABLE], "--markov: cannot be combined"),
-        (["--conditioned", "2", "--then-forward", "1"], "--then-forward: cannot be combined"),
-        (["--conditioned", "2", "--verify"], "--verify: cannot be combined"),
-        (["--conditioned", "2", "--hints", "script"], "--hints: cannot be combined"),
-        (["--conditioned", "2", "--workers", "0"], "--workers"),
+        (["-n", "0"], "-n: expected at least 1 past"),
+        (["-n", "2", "--max-throws", "0"], "--max-throws"),
+        (["-n", "2", "--workers", "0"], "--workers"),
+        (["-n", "2", "--verify-budget", "0"], "--verify-budget"),
+        (["-n", "2", "--verify-tolerance", "0.01"], "--verify-tolerance"),
+        (["-n", "2", "--verify-tolerance", "0.01,5,0,5"], "--verify-tolerance"),
+        (["-n", "2", "--seed", "-1"], "--seed"),
     ],
 )
-def test_bad_conditioned_options_are_one_line_errors(capsys, extra, text):
-    assert main(["reverse", "markov_block", *extra, "-q", "-o", "never.h5"]) == 2
+def test_bad_pasts_options_are_one_line_errors(capsys, extra, text):
+    assert main(["pasts", "markov_block", *extra, "-q", "-o", "never.h5"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and text in err, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["pasts", "markov_block", "-n", "2", "--samples", "3"],  # backward-run options: none
+        ["pasts", "markov_block", "-n", "2", "--markov", TABLE],
+        ["pasts", "markov_block", "-n", "2", "--hints", "script"],
+        ["reverse", "markov_block", "--conditioned", "2"],  # moved to `workbench pasts`
+        ["reverse", "markov_block", "--max-throws", "5"],
+    ],
+)
+def test_options_of_the_other_command_are_refused(capsys, argv):
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "-q", "-o", "never.h5"])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
 
 
 def _block(**over) -> dict:
@@ -174,6 +197,6 @@ def _block(**over) -> dict:
 def test_scenes_without_one_body_at_rest_are_one_line_errors(write_scene, capsys, bodies, text):
     ground = {"name": "ground", "shape": {"type": "plane"}, "fixed": True}
     path = write_scene({"settings": {"duration": 1.0}, "bodies": [ground, *bodies]})
-    assert main(["reverse", str(path), "--conditioned", "2", "-q", "-o", "never.h5"]) == 2
+    assert main(["pasts", str(path), "-n", "2", "-q", "-o", "never.h5"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and text in err and str(path) in err, err
