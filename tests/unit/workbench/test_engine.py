@@ -1,4 +1,7 @@
-"""Engine conventions: body frame vs PyBullet's inertial frame, materials, determinism."""
+"""Engine conventions: body frame vs PyBullet's inertial frame, materials, determinism; placing
+bodies (``Engine.set_poses`` maps body indices to PyBullet ids as an array and resets them in one
+C-level loop, as placing them one by one does).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from tests.conftest import SCENES
+from workbench.scene.loader import load_scene
 from workbench.scene.model import scene_from_dict
 from workbench.sim.engine import Engine
 from workbench.sim.forward import run_scene
@@ -161,3 +166,46 @@ def test_contact_arrays_keep_nan_distances_and_map_ids():
     assert len(contact_arrays(pts, lookup)[0]) == 3
     empty = contact_arrays([], lookup)
     assert [e.shape for e in empty] == [(0,), (0,), (0, 3), (0, 3), (0, 3), (0,)]
+
+
+# ----------------------------------------------------------------------------- placing bodies
+@pytest.fixture(scope="module")
+def spelling_scene():
+    # two bins of 3 × 3 balls ("I" is 5 lit cells × 9 balls = 45 balls with walls and ground)
+    return load_scene(SCENES / "spelling_balls.py", {"text": "I", "per_side": 3})
+
+
+def _read_poses(eng: Engine, bodies) -> np.ndarray:
+    return np.array([sum(map(list, eng.read_body(j)[:2]), []) for j in bodies])
+
+
+def test_set_poses_places_like_set_pose_one_by_one(spelling_scene):
+    rng = np.random.default_rng(7)
+    with Engine(spelling_scene) as a, Engine(spelling_scene) as b:
+        moving = np.array([j for j, f in enumerate(a.frames) if f.mass > 0])
+        chosen = rng.permutation(moving)[: len(moving) // 2]
+        x = rng.normal(size=(len(chosen), 3))
+        q = rng.normal(size=(len(chosen), 4))
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        # columns of a wider array (the detector's (n, 7) rows): not contiguous
+        rows = np.concatenate([x, q], axis=1)
+        a.set_poses(chosen, rows[:, :3], rows[:, 3:])
+        for j, xj, qj in zip(chosen, x, q, strict=True):
+            b.set_pose(int(j), xj, qj)
+        got, want = _read_poses(a, moving), _read_poses(b, moving)
+        assert np.array_equal(got, want)  # to the bit, every body (the others untouched)
+        with pytest.raises(ValueError, match="3 bodies, 2 positions"):
+            a.set_poses(chosen[:3], x[:2], q[:3])
+
+
+def test_set_poses_after_rebuild_uses_the_new_ids(spelling_scene):
+    with Engine(spelling_scene) as eng:
+        j = next(k for k, f in enumerate(eng.frames) if f.mass > 0)
+        eng.set_poses([j], [[0.0, 0.0, 5.0]], [[0.0, 0.0, 0.0, 1.0]])
+        before = eng._uid_array()
+        eng.rebuild()
+        # a rebuild makes new PyBullet ids (the same numbers here: one client, reset); the cache
+        # must follow the id list, not keep the old array object
+        assert eng._uid_array() is not before
+        eng.set_poses([j], [[1.0, 2.0, 3.0]], [[0.0, 0.0, 0.0, 1.0]])
+        assert eng.read_body(j)[0] == (1.0, 2.0, 3.0)

@@ -10,6 +10,9 @@ import h5py
 import numpy as np
 import pytest
 
+import workbench.ensemble.run as run_module
+from tests.conftest import SCENES
+from workbench.ensemble.run import SceneRef
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory
 from workbench.store import (
@@ -24,6 +27,7 @@ from workbench.store import (
 )
 from workbench.store import hdf5 as hdf5_module
 from workbench.store import reading as reading_module
+from workbench.store.failures import StoreWriteError
 from workbench.store.schema import ChunkFilters, pack
 
 NT = 25
@@ -607,3 +611,44 @@ def test_iter_time_windows_streams_every_completed_realization(tmp_path, monkeyp
         assert np.concatenate([d for _, d in windows], axis=1).tobytes() == whole.tobytes()
         (w, d), *_ = store.iter_time_windows("states/position", max_bytes=1)
         assert w == slice(0, 1) and d.shape == (4, 1, 2, 3)
+
+
+# ----------------------------------------------------------------------------- handles
+def _store_and_packs(tmp_path, name: str, n: int):
+    ref = SceneRef(str(SCENES / "random_box.yaml"), duration=0.3)
+    _, nominal, _ = run_module.run_realization(ref, 3, run_module.NOMINAL_INDEX)
+    trajs = [run_module.run_realization(ref, 3, i)[1] for i in range(n)]
+    store = TrajectoryStore.create(tmp_path / name, StoreSchema.from_trajectory(nominal), n)
+    return store, trajs
+
+
+def test_store_keeps_its_handles_until_close_and_drops_them_on_failure(tmp_path):
+    n = 6
+    store, trajs = _store_and_packs(tmp_path, "a.h5", n)
+    assert store._handles is None
+    store.write(0, trajs[0])
+    handles = store._handles
+    assert handles is not None
+    store.write(1, trajs[1])
+    assert store._handles is handles  # looked up once
+    store.write_many([(i, trajs[i]) for i in range(2, n)])
+    store.write(2, trajs[2])  # a realization written again: unmarked, rewritten, marked
+    store.close()
+    assert store._handles is None and handles.slabs == {} and handles.file is None
+    # the same bytes as writes one realization at a time through h5py's own calls: values
+    with h5py.File(tmp_path / "a.h5") as f:
+        assert f["completed"][()].all()
+        assert f["recorded"][()].tolist() == [len(t.time) for t in trajs]
+        assert [s.decode() for s in f["status"][()]] == ["ok"] * n
+        pos = f["states/position"][()]
+        for i, t in enumerate(trajs):
+            assert np.array_equal(pos[i, : len(t.time)], t.position)
+    # a refused write (no room on the disk) drops them before the file closes
+    store, trajs = _store_and_packs(tmp_path, "b.h5", 2)
+    store.write(0, trajs[0])
+    assert store._handles is not None
+    with pytest.raises(StoreWriteError):
+        store._fail(1, disk_full=True, reason="", broken=False)
+    assert store._handles is None and not store.is_open
+    with pytest.raises(StoreWriteError):  # nothing touches the file after a failure
+        store.write(1, trajs[1])

@@ -3,12 +3,12 @@ slip
 of a round body at its static support is removed (or decays) through its spin alone; boxes,
 walls, frictionless supports, steep slopes and pairs of moving bodies are untouched. With the
 stepper's hook (``StepSettings.slip_damping``) a slipping ball stepped backward rolls instead of
-slipping faster; without it the step is the exact mirror it was."""
+slipping faster; without it the step is the exact mirror it was.
+"""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,13 +16,17 @@ import pytest
 from reverse.step.dynamics import ContactSet, RigidBodies, tangent_basis
 from reverse.step.rolling import ROUND_TOLERANCE, remove_slip, rolling_supports, slip_decay
 from reverse.step.stepper import Stepper, StepSettings
-from workbench.errors import SceneError
-from workbench.scene.loader import load_scene
 from workbench.sim.state import State
 
 G = 9.81
+
+
 R = 0.02  # ball radius, m
+
+
 M = 0.03  # ball mass, kg
+
+
 BALL_I = 0.4 * M * R**2 * np.eye(3)
 
 
@@ -206,41 +210,3 @@ def test_rate_zero_is_bit_identical_to_no_control():
     b, _ = Stepper(rigid, source, StepSettings(dt, slip_damping=0.0)).backward(state)
     for f in ("position", "orientation", "linear_velocity", "angular_velocity"):
         assert np.array_equal(getattr(a, f), getattr(b, f))
-
-
-# --------------------------------------------------------------------------- the scene's materials
-def test_spelling_balls_pair_materials():
-    """``ground_friction``/``ground_restitution`` keep the ball–ground contact's materials and make
-    ball–ball contacts spin-free and elastic (PyBullet's product rule, and ρ_A μ_B + ρ_B μ_A)."""
-    path = Path(__file__).resolve().parent.parent / "scenes" / "spelling_balls.py"
-    default = load_scene(path, {"text": "I", "per_side": 2})
-    scene = load_scene(
-        path,
-        {"text": "I", "per_side": 2, "ground_friction": 10.0, "ground_restitution": 0.9,
-         "wall_friction": 0.0},
-    )  # fmt: skip
-
-    def mats(s):
-        by = {b.name: b.material for b in s.bodies}
-        wall = next(m for n, m in by.items() if n.startswith("wall"))
-        return by["ground"], by["ball0"], wall
-
-    def pair(a, b):
-        return (
-            a.friction * b.friction,
-            a.restitution * b.restitution,
-            a.rolling_friction * b.friction + b.rolling_friction * a.friction,
-        )
-
-    g0, b0, w0 = mats(default)
-    g, b, w = mats(scene)
-    # ball on the ground: the same contact as the default scene's (to round-off of the division)
-    np.testing.assert_allclose(pair(b, g), pair(b0, g0), rtol=1e-15)
-    assert pair(b0, g0) == (0.1, 0.9, 0.002)
-    # ball on ball: friction 1e-4, restitution 1, rolling friction 4e-6 m (default 0.01, 0.81, 4e-4)
-    np.testing.assert_allclose(pair(b, b), (1e-4, 1.0, 4e-6), rtol=1e-12)
-    np.testing.assert_allclose(pair(b0, b0), (0.01, 0.81, 4e-4), rtol=1e-12)
-    # ball on wall: frictionless, no rolling friction
-    assert pair(b, w)[0] == 0.0 and pair(b, w)[2] == 0.0
-    with pytest.raises(SceneError, match="ground_restitution: expected at least restitution"):
-        load_scene(path, {"text": "I", "per_side": 2, "ground_restitution": 0.5})

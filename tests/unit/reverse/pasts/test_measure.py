@@ -1,6 +1,6 @@
 """Per-run statistics of the plausibility measure (reverse/pasts/measure.py) on hand-made runs,
-the comparison's table and JSON, hints distributions and the per-run heading turn
-(reverse/goals/hints.py, reverse/runs/sampling.py)."""
+the comparison's table and JSON, and the measure's seeded streams.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from reverse.goals.hints import load_hints, parse_hint_distribution
 from reverse.pasts.measure import (
     STATISTICS,
     RunRecord,
@@ -20,10 +19,6 @@ from reverse.pasts.measure import (
     run_statistics,
     stream_entropy,
 )
-from reverse.runs.sampling import RunVariation, turn_moving_bodies, variation_rng
-from tests.conftest import REPO
-from workbench.errors import SceneError
-from workbench.scene.loader import load_scene
 
 DT = 0.25
 
@@ -103,75 +98,3 @@ def test_streams_are_distinct_and_seeded():
     assert len(set(keys)) == 4 and keys == [
         stream_entropy(3, s) for s in ("forward", "forward2", "backward", "classifier")
     ]
-
-
-# ----------------------------------------------------------------------------- hints distributions
-BODIES = ("ground", "block")
-
-
-def test_hint_distribution_draws_in_its_ranges_and_is_seeded():
-    data = {
-        "hints": [
-            {"body": "block", "slide": {"direction": "random", "speed": {"uniform": [0.0, 1.5]}}},
-            {"body": "block", "bounce": {"uniform": [0.1, 0.2]}, "at": {"uniform": [0.0, 0.5]}},
-        ]
-    }
-    dist = parse_hint_distribution(data, BODIES)
-    assert dist.is_random
-    draws = [dist.draw(np.random.default_rng(k), up=(0, 0, 1)) for k in range(200)]
-    slides = np.array([d[0].speed for d in draws])
-    dirs = np.array([d[0].direction for d in draws])
-    assert 0 <= slides.min() and slides.max() <= 1.5 and slides.std() > 0.3
-    np.testing.assert_allclose(dirs[:, 2], 0.0, atol=1e-15)  # horizontal
-    np.testing.assert_allclose(np.linalg.norm(dirs, axis=1), 1.0)
-    assert abs(np.mean(np.arctan2(dirs[:, 1], dirs[:, 0]) > 0) - 0.5) < 0.12
-    bounce = np.array([d[1].speed for d in draws])
-    at = np.array([d[1].at for d in draws])
-    assert 0.1 <= bounce.min() and bounce.max() <= 0.2 and 0 <= at.min() and at.max() <= 0.5
-    a = dist.draw(np.random.default_rng(5))
-    b = dist.draw(np.random.default_rng(5))
-    assert [(h.speed, h.at, tuple(h.direction)) for h in a] == [
-        (h.speed, h.at, tuple(h.direction)) for h in b
-    ]
-    fixed = parse_hint_distribution({"hints": [{"body": "block", "bounce": 0.1}]}, BODIES)
-    assert not fixed.is_random
-
-
-@pytest.mark.parametrize(
-    "item, words",
-    [
-        ({"body": "block", "bounce": {"uniform": [0.2, 0.1]}}, "low ≤ high"),
-        ({"body": "block", "bounce": {"normal": [0.2, 0.1]}}, r"or \{uniform: \[low, high\]\}"),
-        ({"body": "block", "bounce": {"uniform": [0.1, 1e9]}}, "at most"),
-        ({"body": "block", "slide": {"direction": "up", "speed": 1.0}}, "3 numbers"),
-    ],
-)
-def test_bad_distributions_are_located_errors(item, words):
-    with pytest.raises(SceneError, match=words):
-        parse_hint_distribution({"hints": [item]}, BODIES)
-
-
-def test_a_single_run_refuses_drawn_hints(tmp_path):
-    f = tmp_path / "d.hints.yaml"
-    f.write_text("hints:\n  - {body: block, bounce: {uniform: [0.1, 0.2]}}\n", encoding="utf-8")
-    with pytest.raises(SceneError, match="needs --samples"):
-        load_hints(f, BODIES)
-
-
-# ----------------------------------------------------------------------------- heading
-def test_turning_keeps_the_centre_of_mass_and_the_contact_with_the_ground():
-    scene = load_scene(REPO / "scenes" / "markov_block.yaml")
-    turned = turn_moving_bodies(scene, np.pi / 3)
-    yawed = load_scene(REPO / "scenes" / "markov_block.yaml", {"yaw": 60.0})
-    b, t, y = scene.body("block"), turned.body("block"), yawed.body("block")
-    np.testing.assert_array_equal(t.position, b.position)
-    np.testing.assert_allclose(t.rotation.as_matrix(), y.rotation.as_matrix(), atol=1e-15)
-    assert turned.body("ground") == scene.body("ground")
-
-
-def test_variation_draws_are_seeded_per_run():
-    scene = load_scene(REPO / "scenes" / "markov_block.yaml")
-    var = RunVariation(heading=True)
-    a = [var.draw(scene, 9, i)[2] for i in range(3)]
-    assert a == [var.draw(scene, 9, i)[2] for i in range(3)] and len(set(a)) == 3
-    assert a[0] == variation_rng(9, 0).uniform(0.0, 2.0 * np.pi)

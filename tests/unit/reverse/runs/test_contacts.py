@@ -1,68 +1,32 @@
 """The contact query's placing of bodies (issue 17, the 3875-ball run's contact phase).
 
-``Engine.set_poses`` maps body indices to PyBullet ids as an array and resets them in one C-level
-loop; ``ContactDetector`` keeps the moving bodies' poses as (n, 7) rows and places only the rows
+``ContactDetector`` keeps the moving bodies' poses as (n, 7) rows and places only the rows
 that changed. Both must leave PyBullet exactly as placing every body one by one does: the
 detector's output is compared to the bit with a detector that places every moving body at every
 query (PyBullet's detection depends on the poses alone, but its persistent manifolds carry
 points from one query to the next, so the whole sequence of queries is compared).
+
+Contact persistence (``persist``): a block raised by less than the touch tolerance keeps its
+corners, by more none; a fresh detection keeps nothing (the runs it changes:
+tests/integration/test_contact_persistence.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from reverse.runs.contacts import ContactDetector
+from reverse.runs.contacts import TOUCH_TOLERANCE, ContactDetector
+from tests.conftest import SCENES
 from workbench.scene.loader import load_scene
-from workbench.sim.engine import Engine
 
-REPO = Path(__file__).resolve().parents[1]
-SPELLING = REPO / "scenes" / "spelling_balls.py"
+SPELLING = SCENES / "spelling_balls.py"
 
 
 @pytest.fixture(scope="module")
 def scene():
     # two bins of 3 × 3 balls ("I" is 5 lit cells × 9 balls = 45 balls with walls and ground)
     return load_scene(SPELLING, {"text": "I", "per_side": 3})
-
-
-def _read_poses(eng: Engine, bodies) -> np.ndarray:
-    return np.array([sum(map(list, eng.read_body(j)[:2]), []) for j in bodies])
-
-
-def test_set_poses_places_like_set_pose_one_by_one(scene):
-    rng = np.random.default_rng(7)
-    with Engine(scene) as a, Engine(scene) as b:
-        moving = np.array([j for j, f in enumerate(a.frames) if f.mass > 0])
-        chosen = rng.permutation(moving)[: len(moving) // 2]
-        x = rng.normal(size=(len(chosen), 3))
-        q = rng.normal(size=(len(chosen), 4))
-        q /= np.linalg.norm(q, axis=1, keepdims=True)
-        # columns of a wider array (the detector's (n, 7) rows): not contiguous
-        rows = np.concatenate([x, q], axis=1)
-        a.set_poses(chosen, rows[:, :3], rows[:, 3:])
-        for j, xj, qj in zip(chosen, x, q, strict=True):
-            b.set_pose(int(j), xj, qj)
-        got, want = _read_poses(a, moving), _read_poses(b, moving)
-        assert np.array_equal(got, want)  # to the bit, every body (the others untouched)
-        with pytest.raises(ValueError, match="3 bodies, 2 positions"):
-            a.set_poses(chosen[:3], x[:2], q[:3])
-
-
-def test_set_poses_after_rebuild_uses_the_new_ids(scene):
-    with Engine(scene) as eng:
-        j = next(k for k, f in enumerate(eng.frames) if f.mass > 0)
-        eng.set_poses([j], [[0.0, 0.0, 5.0]], [[0.0, 0.0, 0.0, 1.0]])
-        before = eng._uid_array()
-        eng.rebuild()
-        # a rebuild makes new PyBullet ids (the same numbers here: one client, reset); the cache
-        # must follow the id list, not keep the old array object
-        assert eng._uid_array() is not before
-        eng.set_poses([j], [[1.0, 2.0, 3.0]], [[0.0, 0.0, 0.0, 1.0]])
-        assert eng.read_body(j)[0] == (1.0, 2.0, 3.0)
 
 
 def _contacts_equal(c1, c2) -> bool:
@@ -118,3 +82,33 @@ def test_skipping_unmoved_bodies_changes_no_bit(scene):
         ref._placed = None
         assert _contacts_equal(again, ref(x, q))
         assert len(placed_bodies) == n_calls
+
+
+BLOCK = SCENES / "markov_block.yaml"
+
+
+def test_a_lifted_block_keeps_its_corners_within_the_tolerance_only():
+    """Detector level: a block resting on the ground (4 corners), then raised by 0.2 µm —
+    PyBullet reports nothing — keeps its 4 corners at that gap; raised by twice the touch
+    tolerance it keeps none; a fresh detection keeps nothing; without persistence nothing."""
+    scene = load_scene(BLOCK)
+    for persist in (False, True):
+        with ContactDetector(scene, persist=persist) as det:
+            state = det.engine.state()
+            x, q = state.position.copy(), state.orientation
+            rest = det.fresh(x, q)
+            assert len(rest) == 4
+            up = x.copy()
+            up[1, 2] += 2e-7
+            lifted = det(up, q)
+            if persist:
+                assert len(lifted) == 4
+                np.testing.assert_allclose(lifted.distance, 2e-7 + rest.distance, atol=1e-12)
+                np.testing.assert_allclose(lifted.normal, rest.normal, atol=1e-12)
+            else:
+                assert len(lifted) == 0
+            assert len(det.fresh(up, q)) == 0  # an isolated query: nothing from before
+            det(x, q)
+            far = x.copy()
+            far[1, 2] += 2 * TOUCH_TOLERANCE
+            assert len(det(far, q)) == 0

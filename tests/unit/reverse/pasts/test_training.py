@@ -1,19 +1,18 @@
 """The throw law's releases (:func:`reverse.pasts.training.release_test`): a state could be a
 throw's release when its height above the ground, its fall, its horizontal speed and its speed and
-spin are within the training's throw law; conditioned pasts count their earliest states by it."""
+spin are within the training's throw law; conditioned pasts count their earliest states by it.
+"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 
 from reverse.pasts.training import THROW, release_test
+from tests.conftest import SCENES
 from workbench.ensemble.run import SceneRef
 from workbench.sim.state import State
 
-REPO = Path(__file__).resolve().parents[1]
-SCENE = REPO / "scenes" / "markov_block.yaml"
+SCENE = SCENES / "markov_block.yaml"
 
 
 def _throw_frame() -> tuple[float, float]:

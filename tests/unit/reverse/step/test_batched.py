@@ -1,13 +1,22 @@
 """Batched island assembly (issue 17 item 2): :func:`reverse.step.batched.solve_islands` gives
 :func:`reverse.step.dynamics.solve_island`'s numbers to the bit, island by island — velocities,
 branches, LCP answers — in both directions, with goals, sliding, rolling and spinning contacts,
-attraction, contacts with sleeping partners, and islands of one, two and many bodies."""
+attraction, contacts with sleeping partners, and islands of one, two and many bodies.
+The batch's LCPs (:func:`reverse.step.batched._solve_lcps`) are those of one
+:func:`reverse.lcp.solve.solve_lcp` per island, warm and cold, bit for bit; a replaced solver is
+called island by island; and an island whose LCP failed is retried one by one.
+"""
 
 from __future__ import annotations
+
+import importlib.util
 
 import numpy as np
 import pytest
 
+from reverse.lcp import solve as lcp
+from reverse.lcp.solve import LCPError, solve_lcp
+from reverse.step import batched
 from reverse.step.batched import solve_islands
 from reverse.step.dynamics import (
     ContactSet,
@@ -18,6 +27,12 @@ from reverse.step.dynamics import (
     world_inertia,
 )
 from reverse.step.islands import find_islands
+from tests.lcp_problems import random_contact_lcp
+from tests.unit.reverse.lcp.test_lemke_kernel import _problems
+
+needs_numba = pytest.mark.skipif(
+    importlib.util.find_spec("numba") is None, reason="numba is not importable"
+)
 
 
 def random_problem(seed: int, n: int = 40, nc: int = 90):
@@ -200,3 +215,131 @@ def test_the_stepper_batched_and_one_by_one_give_the_same_states(monkeypatch):
         for x, y in ((s0, s1), (b0, b1)):
             a1, a2 = getattr(x, name), getattr(y, name)
             assert np.array_equal(a1.view(np.int64), a2.view(np.int64)), name
+
+
+def _same_result(a, b):
+    """Two LCPResults equal to the bit (z, w, basis, status, pivots, residual, ladder, start)."""
+    assert (a.status, a.pivots, a.fallback, a.start) == (b.status, b.pivots, b.fallback, b.start)
+    assert a.residual == b.residual or (np.isnan(a.residual) and np.isnan(b.residual))
+    assert a.z.tobytes() == b.z.tobytes()
+    assert a.w.tobytes() == b.w.tobytes()
+    np.testing.assert_array_equal(a.basis, b.basis)
+
+
+def _islands(seed, big=False):
+    """Islands as batched.solve_island_arrays hands them to _solve_lcps: matrices stacked by
+    row count (groups), q laid out island after island, warm starts per island; ``big``: one
+    more of 300 rows (ADVANCED_START_MIN_ROWS: solve_lcp's advanced start, one by one) warm
+    started from a nearby problem's basis."""
+    probs, warm = _problems(seed, 48)
+    if big:
+        rng = np.random.default_rng(seed)
+        M, q = random_contact_lcp(rng, lcp.ADVANCED_START_MIN_ROWS // 6)
+        near = q + rng.normal(scale=0.1 * np.abs(q).max(), size=q.size)
+        probs.append((M, q))
+        warm.append(solve_lcp(M, near).basis)
+    order = sorted(range(len(probs)), key=lambda k: probs[k][1].size)  # by size, stably
+    probs = [probs[k] for k in order]
+    warm = [warm[k] for k in order]
+    m_k = np.array([q.size for _, q in probs], dtype=np.int64)
+    r_start = np.concatenate([[0], np.cumsum(m_k)])
+    r_isl = np.repeat(np.arange(len(probs)), m_k)
+    q = np.concatenate([q for _, q in probs])
+    Ms, stacked, groups = [None] * len(probs), [], []
+    for m in np.unique(m_k).tolist():
+        km = np.flatnonzero(m_k == m)
+        Mg = np.stack([probs[k][0] for k in km.tolist()])
+        for k, M in zip(km.tolist(), Mg, strict=True):
+            Ms[k] = M
+        stacked.append(Mg)
+        groups.append((1, m, km, None))
+    return Ms, stacked, q, m_k, r_start, r_isl, groups, warm
+
+
+def _one_by_one(Ms, q, r_start, m_k, warm):
+    """The loop _solve_lcps replaces: solve_lcp per island, a warm start past the island's
+    rows dropped."""
+    out = []
+    for k, M in enumerate(Ms):
+        w = warm[k]
+        if w is not None and w.size and int(w.max()) >= m_k[k]:
+            w = None
+        out.append(solve_lcp(M, q[r_start[k] : r_start[k + 1]], warm_start=w))
+    return out
+
+
+@needs_numba
+@pytest.mark.parametrize(("seed", "big"), [(4, False), (5, True)])
+def test_batched_islands_solve_as_one_by_one(seed, big):
+    Ms, stacked, q, m_k, r_start, r_isl, groups, warm = _islands(seed, big)
+    assert (m_k.max() >= lcp.ADVANCED_START_MIN_ROWS) == big
+    warm[2] = np.array([0, 10**6])  # past the island's rows: dropped, as before
+    warm[6] = np.array([2, 0])  # unsorted: solve_lcp sorts it (one by one)
+    warm[10] = np.zeros(m_k[10], dtype=bool)  # a mask: one by one
+    ref = _one_by_one(Ms, q, r_start, m_k, warm)
+    results, z_all = batched._solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm)
+    for a, b in zip(results, ref, strict=True):
+        _same_result(a, b)
+    assert z_all.tobytes() == np.concatenate([r.z for r in ref]).tobytes()
+    assert any(r.fallback for r in results)  # the ray problem went through the ladder
+
+
+@needs_numba
+def test_a_replaced_solver_is_called_for_every_island(monkeypatch):
+    """Tests replace reverse.step.dynamics.solve_lcp to inject failures: the batch must then call
+    it, island by island, as before."""
+    Ms, stacked, q, m_k, r_start, r_isl, groups, warm = _islands(6)
+    calls = []
+
+    def recording(M, q, warm_start=None):
+        calls.append(q.size)
+        return solve_lcp(M, q, warm_start=warm_start)
+
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", recording)
+    results, _ = batched._solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm)
+    assert calls == m_k.tolist()
+    for a, b in zip(results, _one_by_one(Ms, q, r_start, m_k, warm), strict=True):
+        _same_result(a, b)
+
+
+@needs_numba
+def test_non_finite_island_raises_as_solve_lcp_does():
+    Ms, stacked, q, m_k, r_start, r_isl, groups, warm = _islands(7)
+    q = q.copy()
+    q[r_start[3]] = np.nan
+    with pytest.raises(LCPError, match="finite"):
+        batched._solve_lcps(Ms, stacked, q, m_k, r_start, r_isl, groups, warm)
+
+
+def test_a_failed_batch_island_is_retried_as_one_by_one(monkeypatch):
+    """The stepper writes the batch islands' answers at once and sends an island whose LCP
+    failed to the frictionless retry: the states and island reports are those of solving every
+    island one by one, failures and retries included."""
+    import reverse.step.stepper as stepper_module
+    from reverse.lcp.solve import LCPResult
+    from reverse.lcp.solve import solve_lcp as real_solve
+
+    def friction_fails(M, q, **kw):
+        if len(q) > 2 and not np.allclose(M, M.T):  # friction rows make M unsymmetric
+            n = len(q)
+            return LCPResult(np.full(n, 1e9), q.copy(), "ray", 7, np.zeros(0, int), 1e9, "")
+        return real_solve(M, q, **kw)
+
+    monkeypatch.setattr("reverse.step.dynamics.solve_lcp", friction_fails)
+    runs = []
+    for limit in (0, 10**9):  # everything batched; nothing batched
+        monkeypatch.setattr(stepper_module, "BATCH_MIN_CONTACTS", limit)
+        st, s = _balls_on_ground()
+        reports = []
+        for _ in range(4):
+            s, rep = st.backward(s)
+            reports += [(r.n_bodies, r.n_contacts, r.n_rows, r.status, r.pivots, r.fallback,
+                         r.residual, r.verified) for r in rep.islands]  # fmt: skip
+        runs.append((s, reports))
+    (s0, r0), (s1, r1) = runs
+    assert r0 == r1
+    assert sum(r[3] == "ray" for r in r0) >= 5  # failures happened, and were retried
+    assert all(r[5].endswith("frictionless retry solved") for r in r0 if r[3] == "ray")
+    for name in ("position", "orientation", "linear_velocity", "angular_velocity"):
+        a, b = getattr(s0, name), getattr(s1, name)
+        assert np.array_equal(a.view(np.int64), b.view(np.int64)), name

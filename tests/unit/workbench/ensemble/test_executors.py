@@ -1,0 +1,71 @@
+"""The ensemble's executors (:mod:`workbench.ensemble.executors`): ``bounded_map`` counts tasks
+already started and keeps ``in_flight`` per worker; a late executor waits for its start and
+raises its failure.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+import time
+
+import pytest
+
+import workbench.ensemble.executors as executors
+import workbench.ensemble.run as run_module
+from workbench.ensemble.executors import bounded_map
+from workbench.errors import WorkbenchError
+
+
+class _Counting(cf.ThreadPoolExecutor):
+    """Records the most tasks not done at a submission (the new one included)."""
+
+    def __init__(self):
+        super().__init__(2)
+        self.futures: list[cf.Future] = []
+        self.peak = 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        live = sum(not f.done() for f in self.futures) + 1
+        self.peak = max(self.peak, live)
+        fut = super().submit(fn, *args, **kwargs)
+        self.futures.append(fut)
+        return fut
+
+
+def _square(x: int) -> int:
+    time.sleep(0.002)  # long enough for tasks to pile up if the window let them
+    return x * x
+
+
+@pytest.mark.parametrize("in_flight", [None, 1])
+def test_bounded_map_counts_started_futures_and_keeps_its_window(in_flight):
+    with _Counting() as ex:
+        started = [ex.submit(_square, 100), ex.submit(_square, 101)]
+        out = sorted(
+            bounded_map(ex, _square, (), range(20), 2, started=started, in_flight=in_flight)
+        )
+    assert out == sorted([x * x for x in range(20)] + [10000, 10201])
+    per_worker = run_module.IN_FLIGHT_PER_WORKER if in_flight is None else in_flight
+    assert ex.peak <= per_worker * 2
+
+
+def test_late_executor_waits_for_its_start_and_raises_its_failure():
+    gate = threading.Event()
+
+    def start():
+        gate.wait(5)
+        return executors._Serial()
+
+    late = executors._Late(start, 3)
+    assert late.workbench_workers == 3 and not late.started
+    gate.set()
+    assert late.submit(pow, 2, 5).result() == 32 and late.started
+
+    def broken():
+        raise WorkbenchError("no Dask scheduler answered")
+
+    late = executors._Late(broken, 2)
+    late.join()
+    with pytest.raises(WorkbenchError, match="no Dask scheduler answered"):
+        late.submit(pow, 2, 5)
