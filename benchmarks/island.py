@@ -58,7 +58,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks._table import print_head  # noqa: E402
-from reverse import lcp  # noqa: E402
+from reverse.lcp import solve as lcp  # noqa: E402
 
 HEAD = (
     f"{'step':>5}{'rows':>7}{'pivots':>8}  {'method':<10}{'status':<28}{'lcp s':>9}{'lcp cpu':>9}"
