@@ -256,7 +256,7 @@ def test_a_negative_seed_is_one_line():
 
 @pytest.mark.parametrize("resume", [False, True], ids=["fresh", "resume"])
 def test_a_second_writer_is_refused(small, tmp_path, resume):
-    from workbench.ensemble.lock import OutputLock
+    from workbench.store.lock import OutputLock
 
     copy = _copy(small, tmp_path / "c.h5")
     with OutputLock(copy):  # as a running driver holds it

@@ -5,7 +5,9 @@ run ``dask scheduler`` / ``dask worker`` with the settings found right for PyBul
 (docs/architecture.md, "Dask"):
 one thread per worker (PyBullet holds the GIL and a client shared across threads gives wrong
 results), no dashboard, no nanny (the nanny's default MALLOC_TRIM_THRESHOLD_ made PyBullet tasks
-about 45% slower), bound to 127.0.0.1, their HTTP servers too. They are stopped by process id.
+about 45% slower), bound to 127.0.0.1, their HTTP servers too. They are stopped by process id,
+and they end by themselves when the driver does, however it ends (:mod:`workbench.ensemble.
+lifeline`: a pipe whose write end only the driver holds).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+from workbench.ensemble.lifeline import FD_VARIABLE, SCRATCH_VARIABLE
 from workbench.errors import WorkbenchError
 
 __all__ = ["dask_command", "local_dask_cluster"]
@@ -86,12 +89,23 @@ def local_dask_cluster(
     # pairs, idle, 2026-11-27: 11.5 s against 9.4-10.4, 11.8 against 11.2; docs/ensembles.md).
     # A user's own setting wins.
     env.setdefault(PROFILER_VARIABLE, "False")
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    # the lifeline: each process reads the pipe's read end until the driver's write end closes
+    # (with the driver, whatever kills it), then ends (workbench.ensemble.lifeline)
+    lifeline_read, lifeline_write = os.pipe()
+    env[FD_VARIABLE] = str(lifeline_read)
+    env[SCRATCH_VARIABLE] = scratch
+    quiet = {
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+        "env": env,
+        "pass_fds": (lifeline_read,),
+    }
+    lifeline = ["--preload", "workbench.ensemble.lifeline"]
     procs: list[subprocess.Popen] = []
     try:
         procs.append(
             subprocess.Popen(
-                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), *lifeline]
                 # what unpickling a task needs, before the first (scheduler_preload's docstring)
                 + ["--preload", "workbench.ensemble.scheduler_preload"]
                 + (
@@ -115,6 +129,7 @@ def local_dask_cluster(
                         "--no-dashboard",
                         "--host",
                         "127.0.0.1",
+                        *lifeline,
                         # imports before the first task, not in it (docs/ensembles.md)
                         "--preload",
                         "workbench.ensemble.preload",
@@ -123,6 +138,8 @@ def local_dask_cluster(
                     **quiet,
                 )
             )
+        os.close(lifeline_read)  # the children hold it; the driver keeps the write end only
+        lifeline_read = -1
         _wait_for_workers(address, n_workers, timeout, cancelled)
         yield address
     finally:
@@ -137,6 +154,9 @@ def local_dask_cluster(
                 os.kill(p.pid, signal.SIGKILL)
         for p in procs:
             p.wait()
+        for fd in (lifeline_read, lifeline_write):
+            if fd >= 0:
+                os.close(fd)
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -21,7 +21,7 @@ written in index order, in batches, each with the store's two-phase flush, so a 
 leaves a readable file and ``resume=True`` runs only the realizations not marked completed, after
 checking that they would equal those of the interrupted run (resolved scene, scene text, ``n``,
 seed and the code versions of :data:`PROVENANCE_ATTRS`). One driver at a time writes a file
-(:class:`~workbench.ensemble.lock.OutputLock`), and pool workers end with their driver, however
+(:class:`~workbench.store.lock.OutputLock`), and pool workers end with their driver, however
 it ends (:mod:`~workbench.ensemble.executors`). A realization that raises or goes non-finite is
 stored with its status and message and does not stop the ensemble.
 """
@@ -485,7 +485,7 @@ def run_ensemble(
     """
     # here, not at the top: workers and the Markov training import this module for
     # run_realization and bounded_map, and need neither the scene loader (pydantic, YAML) nor h5py
-    from workbench.ensemble.lock import OutputLock
+    from workbench.store.lock import OutputLock
     from workbench.scene.loader import scene_to_json
     from workbench.store import BatchWriter, StoreSchema, TrajectoryStore
 

@@ -6,6 +6,7 @@ processes are killed at its end and its scratch space is gone with them.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -79,3 +80,86 @@ def test_local_cluster_ends_its_processes_and_scratch_space():
     assert len(made) == 2  # the scheduler and one worker
     assert [p.returncode for p, _ in made] == [-signal.SIGKILL] * 2  # killed and reaped
     assert not scratch.exists()
+
+
+def _cluster_of(driver, n: int, deadline: float) -> list:
+    """The driver's ``dask scheduler`` and ``n`` ``dask worker`` children, once all run."""
+    import psutil
+
+    while time.monotonic() < deadline:
+        kids = [
+            p
+            for p in psutil.Process(driver.pid).children()
+            if any(word in ("scheduler", "worker") for word in p.cmdline()[1:3])
+        ]
+        if len(kids) == n + 1:
+            return kids
+        assert driver.poll() is None, "the ensemble ended before its cluster was up"
+        time.sleep(0.2)
+    raise AssertionError("the local cluster did not start")
+
+
+def _alive(proc) -> bool:
+    import psutil
+
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _port_open(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_killed_drivers_local_cluster_ends_with_it(tmp_path):
+    """Issue 39, case 4: SIGKILL of ``workbench ensemble --scheduler local`` mid-run leaves no
+        process of its cluster (checked by pid) and no scheduler listening, within 10 s (before,
+        all three were alive after 90 s). The lifeline ends them (measured 0.10 s), and their
+    scratch space with them."""
+    pytest.importorskip("distributed")
+    pytest.importorskip("psutil")
+    import os
+    import signal
+    import subprocess
+
+    from tests.conftest import SCENES, WORKBENCH
+
+    out = tmp_path / "box.h5"
+    driver = subprocess.Popen(
+        [*WORKBENCH, "ensemble", str(SCENES / "random_box.yaml"), "-n", "100000", "-q"]
+        + ["--seed", "1", "-o", str(out), "--scheduler", "local", "--workers", "2"],
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    kids = []
+    try:
+        kids = _cluster_of(driver, 2, time.monotonic() + 120)
+        scheduler = next(p for p in kids if "scheduler" in p.cmdline()[1:3])
+        args = scheduler.cmdline()
+        port = int(args[args.index("--port") + 1])
+        scratch = Path(scheduler.environ()["DASK_TEMPORARY_DIRECTORY"])
+        deadline = time.monotonic() + 120
+        while not out.exists() or out.stat().st_size < 200_000:  # mid-run: records written
+            assert time.monotonic() < deadline and driver.poll() is None
+            time.sleep(0.2)
+        assert all(_alive(p) for p in kids) and _port_open(port)
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        t0 = time.monotonic()
+        while any(_alive(p) for p in kids) and time.monotonic() - t0 < 10:
+            time.sleep(0.05)
+        gone = time.monotonic() - t0
+        assert not [p.pid for p in kids if _alive(p)], f"alive {gone:.1f} s after the kill"
+        assert not _port_open(port)
+        assert not scratch.exists()  # the driver's clean-up would have removed it
+        print(f"cluster gone {gone:.2f} s after the driver's SIGKILL")
+    finally:
+        for p in [driver, *kids]:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                os.kill(p.pid, signal.SIGKILL)
