@@ -46,10 +46,8 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # before benchmarks/, whose reverse.py would shadow the package
 
-from reverse.goals.hints import load_hint_distribution, parse_hint_distribution  # noqa: E402
-from reverse.goals.markov import load_model  # noqa: E402
-from reverse.pasts.measure import format_table, measure  # noqa: E402
-from reverse.runs.sampling import RunVariation  # noqa: E402
+from reverse.pasts.measure import format_measurement  # noqa: E402
+from reverse.pasts.samplers import measure_plausibility  # noqa: E402
 from uncertainty.two_sample import total_variation  # noqa: E402
 from workbench.scene.catalog import find_data, find_scene  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
@@ -130,7 +128,8 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
     (with its square, as the full test), and on all but it; plus two features the test does not
     see (time to first contact, earliest height), alone. Folds from SeedSequence(seed,
     spawn_key=(5, j)) (the comparison's streams are 0-3)."""
-    from reverse.pasts.measure import RunRecord, run_features, run_statistics
+    from reverse.pasts.measure import run_features, run_statistics
+    from reverse.runs.sampler import RunRecord
     from uncertainty.two_sample import classifier_accuracy
 
     def accuracy(a, b, key: int) -> float:
@@ -140,9 +139,9 @@ def _per_feature(run, seed: int, dt: float, body: int) -> str:
         return classifier_accuracy(a, b, rng, folds=min(5, len(a), len(b))).accuracy
 
     samples = {"backward": run.samples["backward"]}
-    if "conditioned_runs" in run.samples:
+    if "conditioned" in run.pasts:
         samples["conditioned"] = [
-            RunRecord(r.states, r.kinematics) for r in run.samples["conditioned_runs"]
+            RunRecord(r.states, r.kinematics) for r in run.pasts["conditioned"].kept
         ]
     fwd = run.samples["forward"]
     fa = run_features(run_statistics(fwd, dt))
@@ -216,7 +215,8 @@ def _release_check(run, recipe) -> str:
     reverse/pasts/training.py: centre height from clearance 0.05-0.3 m plus the body's reach,
     downward or no vertical velocity, horizontal components within +-2 m/s, each spin component
     within +-10 rad/s): a past of the same length as a throw must start as a throw does."""
-    from reverse.pasts.training import THROW, close_training_world, ground_top, training_world
+    from reverse.pasts.training import THROW, ground_top, training_world
+    from reverse.runs.workers import close_worker_worlds
     from workbench.sim.frames import box_reach
 
     scene, engine, body = training_world(recipe)
@@ -224,11 +224,11 @@ def _release_check(run, recipe) -> str:
     lo, hi = engine.aabb(body)
     reach = box_reach(lo, hi, engine.state().position[body])
     top = ground_top(engine, scene, body)
-    close_training_world()
+    close_worker_worlds()
     zlo, zhi = (top + reach + c for c in THROW["clearance"])
     starts = {"backward": [r.ends[0, body] for r in run.samples["backward"] if r.status == "ok"]}
-    if "conditioned_runs" in run.samples:
-        starts["conditioned"] = [r.earliest[body] for r in run.samples["conditioned_runs"]]
+    if "conditioned" in run.pasts:
+        starts["conditioned"] = [r.earliest[body] for r in run.pasts["conditioned"].kept]
     out = []
     for name, rows in starts.items():
         x = np.array(rows).reshape(-1, 13)
@@ -257,10 +257,11 @@ def _selected_throws(run, dt: float, seed: int) -> str:
     of the duration). What they show apart from the throws is the conditioning's doing, which
     no past of this final pose can avoid; what the confirmed pasts show beyond it is the carry's
     and the refinement's."""
-    from reverse.pasts.measure import RunRecord, compare, stream_entropy
+    from reverse.pasts.measure import compare, stream_entropy
+    from reverse.runs.sampler import RunRecord
 
     selected = [
-        RunRecord(r.throw_states, r.throw_kinematics) for r in run.samples["conditioned_runs"]
+        RunRecord(r.throw_states, r.throw_kinematics) for r in run.pasts["conditioned"].kept
     ]
     c = compare(run.samples["forward"], run.samples["forward2"], selected, dt,
                 classifier_entropy=stream_entropy(seed, "classifier"))  # fmt: skip
@@ -279,20 +280,20 @@ def _pose_reference(run, path, dt: float, duration: float, seed: int, workers: i
     the conditioned pasts and the backward runs are compared. Every past of this pose ends
     there, so these are the forward runs a past should look like; the issue's measure (against
     all throws) also counts what ending at the pose does to the statistics."""
-    from reverse.pasts.conditioned import conditioned_pasts
-    from reverse.pasts.measure import RunRecord, compare, format_table, stream_entropy
+    from reverse.pasts.measure import compare, format_table, stream_entropy
+    from reverse.pasts.samplers import STUDY_SAMPLERS
+    from reverse.runs.sampler import RunRecord
+    from workbench.ensemble.run import SceneRef
 
     n = len(run.samples["forward"])
-    key = ("training", (str(path), (), float(dt)))
+    selected = STUDY_SAMPLERS["selected"](float(duration), dt=float(dt))
     ref = []
     t0 = time.perf_counter()
     for k in (6, 7):
         word = np.random.SeedSequence(seed, spawn_key=(k,)).generate_state(1, np.uint64)[0]
-        kept, tried = conditioned_pasts(key, n, int(word), duration=duration, confirm=False,
-                                        workers=workers)  # fmt: skip
-        ref.append([RunRecord(r.states, r.kinematics) for r in kept])
+        ref.append(selected.sample(SceneRef(str(path)), n, int(word), workers=workers).records)
     seconds = time.perf_counter() - t0
-    cond = [RunRecord(r.states, r.kinematics) for r in run.samples["conditioned_runs"]]
+    cond = [RunRecord(r.states, r.kinematics) for r in run.pasts["conditioned"].kept]
     entropy = stream_entropy(seed, "classifier")
     c = compare(ref[0], ref[1], cond, dt, classifier_entropy=entropy)
     b = compare(ref[0], ref[1], run.samples["backward"], dt, classifier_entropy=entropy)
@@ -310,11 +311,14 @@ def _same_law(run, path, dt: float, duration: float, seed: int, workers: int) ->
     """A perfect sampler on the issue's measure: a third sample of the throw law against the
     throws, with the comparison's floor (forward vs forward2). What it misses, no sampler can
     be asked to meet at this n."""
-    from reverse.pasts.measure import compare, forward_records, stream_entropy
+    from reverse.pasts.measure import compare, stream_entropy
+    from reverse.pasts.samplers import STUDY_SAMPLERS
+    from workbench.ensemble.run import SceneRef
 
     word = np.random.SeedSequence(seed, spawn_key=(8,)).generate_state(1, np.uint64)[0]
-    third = forward_records(path, len(run.samples["forward"]), int(word), dt=dt,
-                            duration=duration, workers=workers)  # fmt: skip
+    throws = STUDY_SAMPLERS["throws"](dt, duration)
+    third = throws.sample(SceneRef(str(path)), len(run.samples["forward"]), int(word),
+                          workers=workers).records  # fmt: skip
     c = compare(run.samples["forward"], run.samples["forward2"], third, dt,
                 classifier_entropy=stream_entropy(seed, "classifier"))  # fmt: skip
     over = sum(r["ratio"] is not None and r["ratio"] > 2.0 for r in c.rows)
@@ -401,27 +405,14 @@ def main(argv=None) -> int:
 
     path = find_scene(args.scene)
     scene = load_scene(path)
-    model = load_model(find_data(args.table, what="contact-transition table"))
     body = next(b.name for b in scene.bodies if not b.fixed)
-    rest = None
-    if args.hints in ("slide", "slide-rest"):
+    hints = None
+    if args.hints in ("slide", "slide-rest"):  # a distribution of the benchmark's own
         at = {"at": "rest"} if args.hints == "slide-rest" else {}
-        dist = parse_hint_distribution(
-            {"hints": [{"body": body, "slide": {"direction": "random",
-                                                "speed": {"uniform": [0.0, MAX_SLIDE]}}, **at}]},
-            scene.body_names,
-        )  # fmt: skip
-        if at:
-            from reverse.goals.semi_markov import FinalRest
-
-            if model.hazards is None:
-                print("--hints slide-rest needs a semi-Markov table", file=sys.stderr)
-                return 2
-            rest = FinalRest(model.hazards, state=3)  # the shipped shapes rest on a face
-    elif args.hints == "none":
-        dist = None
-    else:
-        dist = load_hint_distribution(Path(args.hints), scene.body_names)
+        slide = {"direction": "random", "speed": {"uniform": [0.0, MAX_SLIDE]}}
+        hints = {"hints": [{"body": body, "slide": slide, **at}]}
+    elif args.hints != "none":
+        hints = args.hints
     dt = scene.settings.dt
     duration = args.duration or scene.settings.duration
     print(
@@ -430,35 +421,19 @@ def main(argv=None) -> int:
         f"hints {args.hints}, random heading{', contact persistence' if args.persist else ''}"
     )
     t0 = time.perf_counter()
-    run = measure(
-        path,
-        model,
-        n=args.n,
-        seed=args.seed,
-        dt=dt,
-        duration=duration,
-        variation=RunVariation(heading=True, hints=dist, rest=rest),
-        workers=args.workers,
-        options={"persist_contacts": True} if args.persist else None,
-    )
-    if args.conditioned:
-        from reverse.pasts.conditioned import CONDITIONED_BUDGET, measure_conditioned
-        from reverse.runs.verify import verify_settings
-
-        budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
-        measure_conditioned(
-            run, path, verify_settings(budget), seed=args.seed, dt=dt, duration=duration,
-            workers=args.workers,
-        )  # fmt: skip
+    run = measure_plausibility(
+        path, scene, find_data(args.table, what="contact-transition table"), n=args.n,
+        seed=args.seed, dt=dt, duration=duration, hints=hints,
+        backward={"persist_contacts": args.persist}, conditioned=args.conditioned,
+        verify_budget=args.verify_budget, workers=args.workers,
+        names={"scene": args.scene, "table": args.table, "hints": args.hints},
+    )  # fmt: skip
     wall = time.perf_counter() - t0
-    print(format_table(run.comparison))
+    print(format_measurement(run))
     print(_doc_distances(run.comparison, duration))
     print(_acceptance(run.comparison, "backward"))
     if args.conditioned:
-        from reverse.pasts.conditioned import format_conditioned
-
-        c = run.comparison.conditioned
-        print(format_conditioned(run.comparison, run.seconds))
+        c = run.comparisons["conditioned"]
         print(_doc_distances(c, duration).replace("backward", "conditioned"))
         print(_acceptance(c, "conditioned"))
         print(_selected_throws(run, dt, args.seed))
@@ -481,8 +456,8 @@ def main(argv=None) -> int:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "plausibility.json").write_text(run.comparison.to_json(), encoding="utf-8")
-        figures = ", ".join(plot_measurement(run.samples, run.comparison.values, dt, out))
+        (out / "plausibility.json").write_text(run.to_json(), encoding="utf-8")
+        figures = ", ".join(plot_measurement(run.figure_samples(), run.comparison.values, dt, out))
         print(f"wrote {out}/plausibility.json, {figures}")
     return 0
 

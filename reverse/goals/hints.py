@@ -52,7 +52,8 @@ This module is pure (no PyBullet); :func:`load_hints` reports bad files in one l
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +73,8 @@ __all__ = [
     "free_overrides",
     "script_hints",
     "late_hints",
+    "ResolvedHints",
+    "resolve_hints",
     "MAX_HINT_SPEED",
     "MIN_ROLL_ARM",
 ]
@@ -339,18 +342,23 @@ def load_hints(path, body_names) -> list[Hint]:
     A file with drawn values (a hints distribution) is refused with a pointer to ``--samples``."""
     doc = read_document(path, "hints", SceneError)
     dist = parse_hint_distribution(doc.data, body_names, doc.source)
+    return _fixed_hints(dist, doc.data, body_names, doc.source)
+
+
+def _fixed_hints(dist: HintsDistribution, data, body_names, source: str) -> list[Hint]:
+    """``data``'s hints, refused (one line) if ``dist``, their distribution, draws values."""
     if dist.is_random:
         first = next(
             e for e in dist.items if any(not isinstance(e[k], float | np.ndarray) for k in
                                          ("direction", "speed", "at"))
         )  # fmt: skip
         raise SceneError(
-            doc.source,
+            source,
             first["where"],
             "a drawn value (random or {uniform: [low, high]}) needs --samples: each sampled run "
             "draws its own hints",
         )
-    return parse_hints(doc.data, body_names, doc.source)
+    return parse_hints(data, body_names, source)
 
 
 def _hints_function(path):
@@ -404,6 +412,103 @@ def script_hints(
         raise SceneError(source, "hints", f"raised {type(exc).__name__}: {exc}") from None
     hints = parse_hints(data, body_names, f"{source}: hints()")
     return hints, dump_yaml(data) if text else None
+
+
+@dataclass(frozen=True)
+class ResolvedHints:
+    """What ``--hints`` stands for, for a single run or for sampled runs (:func:`resolve_hints`).
+
+    Attributes
+    ----------
+    hints : list of Hint
+        Every run's hints; when runs draw their own (:attr:`draws`), one draw, for the checks.
+    text : str
+        What a file stores of them (the file's text, a script's hints as YAML, or ``""``).
+    source : str
+        Where they came from, for messages.
+    distribution : HintsDistribution, optional
+        Drawn per run (sampled runs with random values).
+    script : str, optional
+        A scene script whose ``hints(seed=...)`` each sampled run calls.
+    rest : FinalRest, optional
+        The draw of ``at: rest`` (:class:`reverse.goals.semi_markov.FinalRest`).
+    """
+
+    hints: list = field(default_factory=list)
+    text: str = ""
+    source: str = ""
+    distribution: Any = None
+    script: str | None = None
+    rest: Any = None
+
+    @property
+    def draws(self) -> bool:
+        """Whether each sampled run draws its own hints (a distribution or a seeded script)."""
+        return self.distribution is not None or self.script is not None
+
+
+#: The contact state whose final rest ``at: rest`` draws from: a face, the state every shipped
+#: one-body scene rests in (``reverse.goals.markov.STATE_NAMES[3]``).
+REST_STATE = 3
+
+
+def resolve_hints(option, scene_path, scene, *, sampled: bool, table=None) -> ResolvedHints:
+    """The one reading of ``--hints`` for ``workbench reverse``, ``markov compare`` and the
+    plausibility benchmark.
+
+    Parameters
+    ----------
+    option : str, dict or None
+        ``None`` (no hints), ``"script"`` (the scene script's ``hints()``), a hints file or its
+        name (:func:`workbench.scene.catalog.find_hints`), or a parsed hints document (a dict
+        with ``hints:``).
+    scene_path : path
+        The scene (file or script).
+    scene : Scene
+        The loaded scene (its parameters and body names).
+    sampled : bool
+        Many seeded runs: a script taking ``seed`` is called by each run, and a file with drawn
+        values is a distribution each run draws from. A single run refuses drawn values.
+    table : TransitionModel, optional
+        The run's contact-transition table; ``at: rest`` draws the final rest of its
+        semi-Markov hazards (:data:`REST_STATE`) and needs one.
+
+    Raises
+    ------
+    SceneError
+        One line naming the file and field.
+    """
+    if option is None or option == "":
+        return ResolvedHints()
+    if option == "script":
+        path = str(scene_path)
+        if sampled and script_takes_seed(path):
+            hints, text = script_hints(path, scene.parameters, scene.body_names, seed=0)
+            text = f"# drawn per run by hints(seed=...); this is seed 0's\n{text}"
+            return ResolvedHints(hints, text, f"{path}: hints(seed=...)", script=path)
+        hints, text = script_hints(path, scene.parameters, scene.body_names)
+        return ResolvedHints(hints, text, f"{path}: hints()")
+    if isinstance(option, dict):
+        data, where, source, text = option, "<hints>", "<hints>", dump_yaml(option)
+    else:
+        from workbench.scene.catalog import find_hints
+
+        path = find_hints(option, scene_path)
+        doc = read_document(path, "hints", SceneError)
+        data, where, source = doc.data, doc.source, str(path)
+        text = path.read_text(encoding="utf-8")
+    dist = parse_hint_distribution(data, scene.body_names, where)
+    if not (sampled and dist.is_random):
+        return ResolvedHints(_fixed_hints(dist, data, scene.body_names, where), text, source)
+    rest = None
+    if dist.needs_rest:
+        from reverse.goals.semi_markov import FinalRest
+
+        if table is None or table.hazards is None:
+            raise SceneError(source, "hints", "at: rest needs a semi-Markov table")
+        rest = FinalRest(table.hazards, state=REST_STATE)
+    hints = dist.draw(np.random.default_rng(0), rest=rest)  # the checks; each run draws its own
+    return ResolvedHints(hints, text, source, distribution=dist, rest=rest)
 
 
 class HintPolicy:

@@ -57,6 +57,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -64,12 +65,12 @@ from scipy.spatial.transform import Rotation
 from reverse.goals.markov import classify
 from reverse.pasts.training import (
     body_kinematics,
-    close_training_world,
     distinct_contacts,
     throw_release,
     thrown_body,
     training_world,
 )
+from reverse.runs.sampler import Pasts, RunRecord
 from reverse.runs.verify import (
     DEFAULT_BUDGET,
     SETTLE_TIME,
@@ -77,10 +78,11 @@ from reverse.runs.verify import (
     forward_to_rest,
     gravity_correction,
     pose_residual,
+    scene_world,
     verify_in,
     verify_settings,
 )
-from workbench.ensemble.run import bounded_map, executor_for
+from reverse.runs.workers import fan_out
 from workbench.sim.state import State
 
 __all__ = [
@@ -96,9 +98,7 @@ __all__ = [
     "conditioned_task",
     "conditioned_pasts",
     "conditioned_summary",
-    "close_worlds",
-    "measure_conditioned",
-    "format_conditioned",
+    "ConditionedPasts",
 ]
 
 #: Default most throws per past asked for (``max_throws = MAX_THROWS_PER_PAST · n``). Measured
@@ -411,37 +411,17 @@ def _task(world_key, settings: dict, entropy: int, i: int) -> ConditionedPast:
     return conditioned_task(_world_of(world_key), settings, entropy, i)
 
 
-_WORLDS: dict = {}  # this process's world, keyed by what built it
-
-
 def _world_of(world_key) -> Callable[[], tuple]:
     """``world()`` for ``world_key``: ``("training", (path, overrides, dt))`` the training's
     world (:func:`reverse.pasts.training.training_world`: the throws' own, planes as box
-    bodies), or ``("scene", SceneRef)`` the scene as ``workbench run`` builds it."""
+    bodies), or ``("scene", SceneRef)`` the scene as ``workbench run`` builds it
+    (:func:`reverse.runs.verify.scene_world`)."""
     kind, what = world_key
     if kind == "training":
         return lambda: training_world(what)[:2]
     if kind != "scene":
         raise ValueError(f"unknown world {kind!r}")
-
-    def world():
-        if _WORLDS.get("key") != world_key:
-            from workbench.sim.engine import Engine
-
-            close_worlds()
-            scene = what.load()
-            _WORLDS.update(key=world_key, scene=scene, engine=Engine(scene, visual=False))
-        return _WORLDS["scene"], _WORLDS["engine"]
-
-    return world
-
-
-def close_worlds() -> None:
-    """Close this process's worlds (the serial executor builds them in the caller)."""
-    if "engine" in _WORLDS:
-        _WORLDS.pop("engine").close()
-    _WORLDS.clear()
-    close_training_world()
+    return lambda: scene_world(what)
 
 
 def conditioned_pasts(
@@ -483,7 +463,7 @@ def conditioned_pasts(
         (:data:`SELECTED`; no refinement, no trajectory): forward throws that end at the final
         pose's face, the reference of the conditioning.
     workers, scheduler
-        As for ensembles (:func:`workbench.ensemble.run.executor_for`).
+        As for ensembles (:func:`reverse.runs.workers.fan_out`).
     progress : callable, optional
         ``progress(kept, n)`` as confirmed pasts arrive (in completion order).
 
@@ -517,19 +497,15 @@ def conditioned_pasts(
                 return
             yield i
 
-    try:
-        with executor_for(workers, scheduler, None, limit) as ex:
-            args = (world_key, settings, int(entropy))
-            for res in bounded_map(ex, _task, args, todo(), workers):
-                if not res.kept:  # the bulky arrays of rejected throws are not kept
-                    res.release = None
-                results[res.throw] = res
-                if res.kept:
-                    kept[0] += 1
-                    if progress is not None:
-                        progress(min(kept[0], n), n)
-    finally:
-        close_worlds()  # the serial executor ran the throws in this process
+    args = (world_key, settings, int(entropy))
+    for res in fan_out(_task, args, todo(), workers=workers, scheduler=scheduler, n_tasks=limit):
+        if not res.kept:  # the bulky arrays of rejected throws are not kept
+            res.release = None
+        results[res.throw] = res
+        if res.kept:
+            kept[0] += 1
+            if progress is not None:
+                progress(min(kept[0], n), n)
     tried = [results[i] for i in sorted(results)]
     assert [r.throw for r in tried] == list(range(len(tried)))  # a prefix of the throws
     chosen = [r for r in tried if r.kept][:n]
@@ -573,104 +549,97 @@ def conditioned_summary(kept: list[ConditionedPast], tried: list[ConditionedPast
     }
 
 
-# ----------------------------------------------------------------------------- the comparison
-def measure_conditioned(
-    run,
-    scene_path,
-    verify: dict,
-    *,
-    seed: int,
-    dt: float,
-    duration: float,
-    overrides: tuple = (),
-    max_throws: int | None = None,
-    workers: int = 1,
-    bins: int | None = None,
-    cuts: dict | None = None,
-    progress: Callable[[int, int], None] | None = None,
-):
-    """Add a sample of conditioned forward pasts to a :class:`reverse.pasts.measure.Measurement`:
-    ``run.comparison.conditioned`` (forward vs conditioned, what the sample took in its
-    ``counts["conditioned"]``), ``run.samples["conditioned_runs"]`` (the kept pasts) and the
-    wall time ``run.seconds["conditioned"]``.
+# ----------------------------------------------------------------------------- the sampler
+@dataclass(frozen=True)
+class ConditionedPasts:
+    """Conditioned forward pasts as a sampler of pasts
+    (:class:`reverse.runs.sampler.PastSampler`; module docstring).
 
-    As many pasts as the measurement has throws, in the training's world (the throws'), from the
-    comparison's stream ``conditioned`` (:func:`reverse.pasts.measure.stream_entropy`).
-    ``seed``, ``dt``, ``duration``, ``overrides``, ``bins`` and ``cuts`` must be the
-    measurement's; ``verify`` is :func:`reverse.runs.verify.verify_settings`. Also counted:
-    how many kept pasts start inside the throws' whole release law
-    (:func:`reverse.pasts.training.release_test` with the fastest throw's speed and spin).
-    Returns ``run``.
+    Attributes
+    ----------
+    duration : float
+        Span of every past, s.
+    settings : dict, optional
+        The refinement's (:func:`reverse.runs.verify.verify_settings`; default: its defaults
+        with a budget of :data:`CONDITIONED_BUDGET`).
+    world : {"training", "scene"}
+        The PyBullet world of the throws and the refinement: the training's (the throws' own,
+        planes as box bodies; the measure's) or the scene as ``workbench run`` builds it
+        (``workbench pasts``).
+    dt : float, optional
+        Step of the training's world, s (required with ``world="training"``).
+    max_throws : int, optional
+        Most throws (default :data:`MAX_THROWS_PER_PAST` · ``n``).
+    trajectory : bool
+        Keep every body's state per record of the kept pasts (for a file).
+    confirm : bool
+        Carry and refine (default); ``False`` keeps the selected throws as they are
+        (:data:`SELECTED`).
     """
-    from reverse.pasts.measure import RunRecord, compare_with_throws, stream_entropy
-    from reverse.pasts.training import release_test
-    from workbench.ensemble.run import SceneRef
 
-    t0 = time.perf_counter()
-    n = len(run.samples["forward"])
-    kept, tried = conditioned_pasts(
-        ("training", (str(scene_path), tuple(overrides), float(dt))),
-        n,
-        stream_entropy(seed, "conditioned"),
-        duration=duration,
-        settings=verify,
-        max_throws=max_throws,
-        workers=workers,
-        progress=progress,
+    name: ClassVar[str] = "conditioned"
+    description: ClassVar[str] = (
+        "conditioned forward pasts: throws resting on the final pose's face at the end of the "
+        "duration, carried onto it by the flat ground's symmetry, confirmed by PyBullet "
+        "(reverse/pasts/conditioned.py)"
     )
-    records = [RunRecord(r.states, r.kinematics) for r in kept]
-    meta = {
-        "sample": "conditioned forward pasts: throws resting on the final pose's face at the end "
-        "of the duration, carried onto it by the flat ground's symmetry, confirmed by PyBullet "
-        "(reverse/pasts/conditioned.py)",
-        "duration": float(duration),
-    }
-    c = compare_with_throws(run, records, dt, seed, bins=bins, cuts=cuts, meta=meta)
-    summary = conditioned_summary(kept, tried, n)
-    sr = c.speed_range
-    released = release_test(
-        SceneRef(str(scene_path), tuple(sorted(dict(overrides).items()))),
-        sr["forward_max_speed"],
-        sr["forward_max_spin"],
-    )
-    summary["earliest_in_release_law"] = sum(
-        bool(released(State.from_packed(r.earliest))) for r in kept
-    )
-    c.counts["conditioned"] = summary
-    run.comparison.conditioned = c
-    run.samples["conditioned_runs"] = kept
-    run.seconds["conditioned"] = time.perf_counter() - t0
-    return run
+    duration: float
+    settings: dict | None = None
+    world: str = "training"
+    dt: float | None = None
+    max_throws: int | None = None
+    trajectory: bool = False
+    confirm: bool = True
 
-
-def format_conditioned(c, seconds: dict | None = None) -> str:
-    """The conditioned pasts' table of a comparison (``c.conditioned``): what the sample took,
-    then :func:`reverse.pasts.measure.format_table` of forward vs conditioned. ``seconds`` (a
-    measurement's) adds the wall time, which no file holds."""
-    from reverse.pasts.measure import format_table
-
-    v = c.conditioned
-    s = v.counts["conditioned"]
-    statuses = ", ".join(f"{k} {x}" for k, x in s["by_status"].items())
-    lines = [
-        "conditioned forward pasts vs forward: throws resting on the final pose's face at the "
-        "end of the duration, carried onto it (a turn about the vertical and a shift) and "
-        "confirmed by PyBullet to rest within the verification's tolerance (not the backward "
-        "stepper)",
-        f"kept {s['kept']} of {s['asked']} asked from {s['throws']} throws ({statuses}); "
-        f"on the face {s['face_share']:.3g} of throws, {s['refined_share_on_face']:.3g} of "
-        "those confirmed"
-        if s["throws"]
-        else "no throws",
-    ]
-    if s["kept"]:
-        lines.append(
-            f"PyBullet runs per kept past {s['pybullet_runs_per_kept']:.3g} (refinement "
-            f"{s['refinement_runs_per_kept']:.3g}); median residual "
-            f"{s['median_residual_position_m']:.3g} m, {s['median_residual_angle_deg']:.3g} deg; "
-            f"earliest states inside the throws' release law: {s['earliest_in_release_law']} of "
-            f"{s['kept']}"
+    def sample(self, scene, n: int, entropy: int, *, workers: int = 1,
+               scheduler: str | None = None, progress=None) -> Pasts:  # fmt: skip
+        """The first ``n`` confirmed pasts of ``scene`` (a :class:`workbench.ensemble.run.
+        SceneRef`) in throw order (:func:`conditioned_pasts`)."""
+        t0 = time.perf_counter()
+        if self.world == "training":
+            key = ("training", (str(scene.path), tuple(scene.overrides), float(self.dt)))
+        else:
+            key = ("scene", scene)
+        kept, tried = conditioned_pasts(
+            key, n, entropy, duration=self.duration, settings=self.settings,
+            max_throws=self.max_throws, trajectory=self.trajectory, confirm=self.confirm,
+            workers=workers, scheduler=scheduler, progress=progress,
+        )  # fmt: skip
+        return Pasts(
+            self.name,
+            [RunRecord(r.states, r.kinematics) for r in kept],
+            conditioned_summary(kept, tried, n),
+            outcomes=tried,
+            kept=kept,
+            earliest=[r.earliest for r in kept],
+            entropy=int(entropy),
+            seconds=time.perf_counter() - t0,
         )
-    if seconds and "conditioned" in seconds:
-        lines.append(f"conditioned pasts wall time {seconds['conditioned']:.1f} s")
-    return "\n".join([*lines, format_table(v, "conditioned")])
+
+    @staticmethod
+    def report(summary: dict) -> list[str]:
+        """What the sample took, in a few lines (for
+        :func:`reverse.pasts.measure.format_measurement`)."""
+        s = summary
+        statuses = ", ".join(f"{k} {x}" for k, x in s["by_status"].items())
+        lines = [
+            f"kept {s['kept']} of {s['asked']} asked from {s['throws']} throws ({statuses}); "
+            f"on the face {s['face_share']:.3g} of throws, {s['refined_share_on_face']:.3g} of "
+            "those confirmed"
+            if s["throws"]
+            else "no throws"
+        ]
+        if s["kept"] and s.get("refinement_runs_per_kept") is not None:
+            lines.append(
+                f"PyBullet runs per kept past {s['pybullet_runs_per_kept']:.3g} (refinement "
+                f"{s['refinement_runs_per_kept']:.3g}); median residual "
+                f"{s['median_residual_position_m']:.3g} m, "
+                f"{s['median_residual_angle_deg']:.3g} deg"
+                + (
+                    f"; earliest states inside the throws' release law: "
+                    f"{s['earliest_in_release_law']} of {s['kept']}"
+                    if "earliest_in_release_law" in s
+                    else ""
+                )
+            )
+        return lines

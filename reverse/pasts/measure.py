@@ -29,12 +29,13 @@ bit-identical whatever the number of workers.
 A backward run that does not end ``ok`` (non-finite, energy guard, failed LCP) is counted and
 left out of the statistics; so are its records.
 
-With ``markov compare --conditioned`` (:func:`reverse.pasts.conditioned.measure_conditioned`)
-another sample, *conditioned forward pasts*, is compared with the throws in a table of its own
-(:attr:`Comparison.conditioned`): throws of stream ``k = 4`` kept when they rest on the final
-pose's face by the end of the duration, carried onto the final pose by the flat ground's
-symmetry and confirmed by PyBullet. It measures ``workbench reverse --conditioned``, a sampler
-that does not use the backward stepper.
+The backward sample is one sampler of pasts among others (:data:`reverse.pasts.samplers.SAMPLERS`,
+the contract :class:`reverse.runs.sampler.PastSampler`): :func:`measure` draws every named
+sample from its own stream (``conditioned``: k = 4) and compares each with the same two forward
+samples, the first named one in the result's top level and the others under their names
+(:meth:`Measurement.to_json`). ``markov compare --conditioned`` adds conditioned forward pasts
+(:mod:`reverse.pasts.conditioned`, ``workbench pasts``), a sampler that does not use the
+backward stepper.
 
 References
 ----------
@@ -47,17 +48,16 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from reverse.goals.markov import (
     N_STATES,
     STATE_NAMES,
-    count_distinct,
     number_of_transitions,
     time_to_first_liftoff,
 )
+from reverse.runs.sampler import RunRecord
 from uncertainty.two_sample import (
     DEFAULT_BINS,
     ClassifierTest,
@@ -65,17 +65,14 @@ from uncertainty.two_sample import (
     classifier_accuracy,
     distance_with_floor,
 )
-from workbench.ensemble.run import SceneRef, bounded_map, executor_for
+from workbench.ensemble.run import SceneRef
+from workbench.sim.state import State
 
 __all__ = [
     "STATISTICS",
     "SAMPLES",
-    "RunRecord",
     "Comparison",
     "stream_entropy",
-    "forward_records",
-    "backward_records",
-    "record_of_trajectory",
     "run_statistics",
     "dwell_times",
     "run_features",
@@ -83,7 +80,7 @@ __all__ = [
     "measure",
     "Measurement",
     "format_table",
-    "compare_with_throws",
+    "format_measurement",
 ]
 
 #: Names of the three samples (keys of :meth:`Comparison.to_dict`'s medians).
@@ -122,31 +119,9 @@ _HEAVY_TAILED = (
 #: Largest value the features keep (above: clipped), well inside float64 after ``log1p``.
 _FEATURE_CAP = 1e300
 
-#: Spawn keys of the streams of one comparison (:func:`stream_entropy`).
+#: Spawn keys of the streams of one comparison (:func:`stream_entropy`): the two forward
+#: samples, the classifier's folds and one per sampler of :data:`reverse.pasts.samplers.SAMPLERS`.
 _STREAMS = {"forward": 0, "forward2": 1, "backward": 2, "classifier": 3, "conditioned": 4}
-
-
-@dataclass
-class RunRecord:
-    """One run as the measure sees it (forward time order).
-
-    Attributes
-    ----------
-    states : ndarray of int8, shape (n_records,)
-        Contact state per record.
-    kinematics : ndarray, shape (n_records, 3)
-        Speed of the centre of mass (m/s), angular speed (rad/s), kinetic energy (J).
-    status : str
-        ``ok`` or why the run ended early (backward runs).
-    ends : ndarray, shape (2, n_bodies, 13), optional
-        Backward runs: the first (earliest) and last records of every body (position,
-        body-frame quaternion x y z w, linear and angular velocity), for the verification.
-    """
-
-    states: np.ndarray
-    kinematics: np.ndarray
-    status: str = "ok"
-    ends: np.ndarray | None = None
 
 
 def stream_entropy(seed: int, stream: str) -> int:
@@ -156,135 +131,6 @@ def stream_entropy(seed: int, stream: str) -> int:
         1, np.uint64
     )
     return int(word[0])
-
-
-# ----------------------------------------------------------------------------- samples
-def forward_records(
-    scene_path,
-    n: int,
-    entropy: int,
-    *,
-    overrides: tuple = (),
-    dt: float,
-    duration: float,
-    workers: int = 1,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[RunRecord]:
-    """``n`` PyBullet throws of the scene's body (:func:`reverse.pasts.training.run_throws`
-    with kinematics), as :class:`RunRecord`."""
-    from reverse.pasts.training import run_throws
-
-    runs = run_throws(
-        scene_path,
-        n,
-        entropy,
-        overrides=overrides,
-        dt=dt,
-        duration=duration,
-        workers=workers,
-        progress=progress,
-        kinematics=True,
-    )
-    return [RunRecord(r.states, r.kinematics) for r in runs]
-
-
-_DETECTOR: dict = {}  # this process's contact detector, keyed by the scene recipe
-
-
-def _detector(ref: SceneRef, scene):
-    from reverse.runs.contacts import ContactDetector
-
-    key = ref.key()
-    if _DETECTOR.get("key") != key:
-        if "detector" in _DETECTOR:
-            _DETECTOR.pop("detector").close()
-        _DETECTOR.update(key=key, detector=ContactDetector(scene))
-    return _DETECTOR["detector"]
-
-
-def _close_detector() -> None:
-    if "detector" in _DETECTOR:
-        _DETECTOR.pop("detector").close()
-    _DETECTOR.clear()
-
-
-def record_of_trajectory(traj, scene, body: int, detector) -> RunRecord:
-    """A reverse run's :class:`RunRecord`: its contact states counted again at every record by
-    the training's rule (``detector``: a :class:`reverse.runs.contacts.ContactDetector` of the
-    scene;
-    the run's own diagnostics are not used, so the measure does not depend on what they count),
-    and the body's speeds and kinetic energy.
-    """
-    from workbench.sim.observers import kinetic_energy
-
-    n = traj.n_times
-    states = np.empty(n, dtype=np.int8)
-    for t in range(n):
-        contacts = detector(traj.position[t], traj.orientation[t])
-        mine = (contacts.body_a == body) | (contacts.body_b == body)
-        states[t] = min(count_distinct(contacts.point[mine]), N_STATES - 1)
-    props = scene.bodies[body].mass_properties
-    v = np.asarray(traj.linear_velocity[:, body], dtype=float)
-    w = np.asarray(traj.angular_velocity[:, body], dtype=float)
-    energy = kinetic_energy(
-        np.array([props.mass]),
-        np.asarray(props.inertia_matrix, dtype=float)[None],
-        np.asarray(traj.orientation[:, body : body + 1], dtype=float),
-        v[:, None],
-        w[:, None],
-    )[:, 0]
-    kin = np.column_stack([np.linalg.norm(v, axis=1), np.linalg.norm(w, axis=1), energy])
-    fields = (traj.position, traj.orientation, traj.linear_velocity, traj.angular_velocity)
-    ends = (
-        np.stack([np.concatenate([f[t] for f in fields], axis=1) for t in (0, n - 1)])
-        if n
-        else None
-    )
-    return RunRecord(states, kin, traj.status, ends)
-
-
-def _backward_task(ref: SceneRef, options: dict, entropy: int, variation, i: int):
-    """Backward run ``i`` as a :class:`RunRecord` (the task of a worker)."""
-    from reverse.pasts.training import thrown_body
-    from reverse.runs.sampling import run_varied
-
-    out, res, scene = run_varied(ref, options, entropy, i, variation)
-    if res is None:
-        return i, RunRecord(np.zeros(0, np.int8), np.zeros((0, 3)), f"error: {out.message}")
-    body = thrown_body(scene)
-    record = record_of_trajectory(res.trajectory, scene, body, _detector(ref, scene))
-    if out.rejection:
-        record.status = out.rejection
-    return i, record
-
-
-def backward_records(
-    ref: SceneRef,
-    n: int,
-    entropy: int,
-    *,
-    options: dict[str, Any],
-    variation=None,
-    workers: int = 1,
-    scheduler: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[RunRecord]:
-    """``n`` reverse runs of the scene (:func:`reverse.runs.sampling.run_varied`: run ``i`` seeded
-    from ``(entropy, i)``, heading and hints drawn by ``variation``), as :class:`RunRecord` in
-    run order. ``options`` are keyword arguments of :func:`reverse.runs.run.run_reverse`."""
-    out: list = [None] * n
-    done = 0
-    try:
-        with executor_for(workers, scheduler, None, n) as ex:
-            args = (ref, options, entropy, variation)
-            for i, record in bounded_map(ex, _backward_task, args, range(n), workers):
-                out[i] = record
-                done += 1
-                if progress is not None:
-                    progress(done, n)
-    finally:
-        _close_detector()  # the serial executor ran the runs in this process
-    return out
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -378,9 +224,6 @@ class Comparison:
     values : dict
         Statistic key → ``(label, unit, forward, forward2, backward)`` arrays, for the figure
         (not in :meth:`to_dict`).
-    conditioned : Comparison, optional
-        Forward vs the conditioned forward pasts (:mod:`reverse.pasts.conditioned`; its
-        ``counts["conditioned"]`` what the sample took), under ``"conditioned"`` in the JSON.
     """
 
     rows: list[dict]
@@ -390,7 +233,6 @@ class Comparison:
     speed_range: dict
     meta: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)
-    conditioned: Comparison | None = None
 
     def to_dict(self) -> dict:
         def clean(x):
@@ -413,8 +255,6 @@ class Comparison:
             "classifier_floor": test(self.classifier_floor),
             "earliest_state_range": self.speed_range,
         }
-        if self.conditioned is not None:  # only with --conditioned: the file is otherwise unchanged
-            out["conditioned"] = self.conditioned.to_dict()
         return clean(out)
 
     def to_json(self) -> str:
@@ -503,138 +343,149 @@ def compare(
 
 @dataclass
 class Measurement:
-    """:func:`measure`'s outcome: the comparison, the three samples' records, and wall times
-    (s) of the forward throws, the backward runs and the statistics (not part of the result's
-    JSON: the same inputs write the same bytes)."""
+    """:func:`measure`'s outcome.
 
-    comparison: Comparison
+    Attributes
+    ----------
+    comparisons : dict
+        Sample name → :class:`Comparison` against the throws, in the order asked; the first is
+        the measurement's own (:attr:`comparison`).
+    samples : dict
+        ``forward``, ``forward2`` and each named sample's records (:class:`RunRecord` lists).
+    pasts : dict
+        Sample name → the sampler's :class:`reverse.runs.sampler.Pasts` (its own outcomes).
+    seconds : dict
+        Wall times, s, of the forward throws, each sample and the statistics (not in the
+        JSON: the same inputs write the same bytes).
+    samplers : dict
+        Sample name → its sampler.
+    """
+
+    comparisons: dict
     samples: dict
+    pasts: dict
     seconds: dict
+    samplers: dict = field(default_factory=dict)
+
+    @property
+    def comparison(self) -> Comparison:
+        """The first named sample's comparison."""
+        return next(iter(self.comparisons.values()))
+
+    def to_dict(self) -> dict:
+        """The first comparison's dict, the others under their sample names."""
+        first, *others = self.comparisons
+        out = self.comparisons[first].to_dict()
+        for name in others:
+            out[name] = self.comparisons[name].to_dict()
+        return out
+
+    def to_json(self) -> str:
+        """Deterministic JSON (no wall times): the same inputs write the same bytes."""
+        return json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+
+    def figure_samples(self) -> dict:
+        """The samples as :func:`workbench.figures.plausibility.plot_measurement` reads them."""
+        out = {k: self.samples[k] for k in ("forward", "forward2", "backward") if k in self.samples}
+        if "conditioned" in self.samples:
+            out["conditioned_runs"] = self.samples["conditioned"]
+        return out
 
 
 def measure(
     scene_path,
-    model,
+    samplers: dict,
     *,
     n: int,
     seed: int,
     dt: float,
     duration: float,
     overrides: tuple = (),
-    variation=None,
-    options: dict | None = None,
     workers: int = 1,
     bins: int = DEFAULT_BINS,
     cuts: dict | None = None,
     meta: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Measurement:
-    """Run the three samples of a scene and compare them (module docstring).
+    """Draw the forward samples and every named sample of a scene and compare each with the
+    forward ones (module docstring).
 
     Parameters
     ----------
     scene_path : str or Path
-        Scene with one moving body; its state is the backward runs' final state.
-    model
-        The contact model of the backward runs (:class:`reverse.goals.markov.TransitionModel`; any
-        object :func:`reverse.runs.run.run_reverse` takes as ``markov``).
+        Scene with one moving body; its state is the final state of every past.
+    samplers : dict
+        Sample name (a stream of :func:`stream_entropy`) → sampler of pasts
+        (:class:`reverse.runs.sampler.PastSampler`; :data:`reverse.pasts.samplers.SAMPLERS`).
     n : int
         Runs per sample.
     seed : int
         Seed entropy of everything (:func:`stream_entropy`).
     dt, duration : float
-        Step and length of every run, s.
+        Step and length of every throw, s (the samplers hold their own).
     overrides : tuple of (name, value)
         Scene parameters (``--set``).
-    variation : reverse.runs.sampling.RunVariation, optional
-        What each backward run draws (heading, hints).
-    options : dict, optional
-        More keyword arguments of :func:`reverse.runs.run.run_reverse` (the plausibility controls
-        of ``StepSettings``, an energy guard); ``duration``, ``dt`` and ``markov`` are set here.
     workers : int
         Processes.
-    bins, cuts, meta
+    bins, cuts
         As for :func:`compare`.
+    meta : dict, optional
+        Stored with the first sample's comparison; the others store their sampler's
+        ``description`` and the duration.
     progress : callable, optional
-        ``progress(done, 3 n)`` as runs finish.
+        ``progress(done, (2 + len(samplers)) n)`` as runs finish.
     """
     import time
 
-    from reverse.step.stepper import StepSettings
+    from reverse.pasts.training import ForwardThrows, release_test
 
-    opts = {"hints": [], "settings": StepSettings(dt), **(options or {})}
-    opts.update(duration=duration, dt=dt, markov=model)
+    parts = 2 + len(samplers)
 
     def part(k):
         if progress is None:
             return None
-        return lambda done, _total: progress(k * n + done, 3 * n)
+        return lambda done, _total: progress(k * n + done, parts * n)
 
+    ref = SceneRef(str(scene_path), tuple(sorted(dict(overrides).items())))
     seconds = {}
     t0 = time.perf_counter()
-    samples = {}
+    samples, pasts = {}, {}
+    throws = ForwardThrows(dt, duration)
     for k, name in enumerate(("forward", "forward2")):
-        samples[name] = forward_records(
-            scene_path,
-            n,
-            stream_entropy(seed, name),
-            overrides=tuple(overrides),
-            dt=dt,
-            duration=duration,
-            workers=workers,
-            progress=part(k),
-        )
+        entropy = stream_entropy(seed, name)
+        samples[name] = throws.sample(ref, n, entropy, workers=workers, progress=part(k)).records
     seconds["forward"] = time.perf_counter() - t0
+    for k, (name, sampler) in enumerate(samplers.items()):
+        t0 = time.perf_counter()
+        entropy = stream_entropy(seed, name)
+        pasts[name] = sampler.sample(ref, n, entropy, workers=workers, progress=part(2 + k))
+        samples[name] = pasts[name].records
+        seconds[name] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ref = SceneRef(str(scene_path), tuple(sorted(dict(overrides).items())))
-    samples["backward"] = backward_records(
-        ref,
-        n,
-        stream_entropy(seed, "backward"),
-        options=opts,
-        variation=variation,
-        workers=workers,
-        progress=part(2),
-    )
-    seconds["backward"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    result = compare(
-        samples["forward"],
-        samples["forward2"],
-        samples["backward"],
-        dt,
-        classifier_entropy=stream_entropy(seed, "classifier"),
-        bins=bins,
-        cuts=cuts,
-        meta=meta,
-    )
+    comparisons = {}
+    for k, (name, sampler) in enumerate(samplers.items()):
+        c = compare(
+            samples["forward"],
+            samples["forward2"],
+            samples[name],
+            dt,
+            classifier_entropy=stream_entropy(seed, "classifier"),
+            bins=bins,
+            cuts=cuts,
+            meta=meta if k == 0 else {"sample": sampler.description, "duration": float(duration)},
+        )
+        summary = dict(pasts[name].summary)
+        if pasts[name].earliest is not None:  # pasts that start at a release: check it
+            sr = c.speed_range
+            released = release_test(ref, sr["forward_max_speed"], sr["forward_max_spin"])
+            summary["earliest_in_release_law"] = sum(
+                bool(released(State.from_packed(e))) for e in pasts[name].earliest
+            )
+        if summary:
+            c.counts[name] = summary
+        comparisons[name] = c
     seconds["statistics"] = time.perf_counter() - t0
-    return Measurement(result, samples, seconds)
-
-
-def compare_with_throws(
-    run: Measurement,
-    records: list[RunRecord],
-    dt: float,
-    seed: int,
-    *,
-    bins: int | None = None,
-    cuts: dict | None = None,
-    meta: dict | None = None,
-) -> Comparison:
-    """Another sample (conditioned pasts) against a measurement's throws, with the
-    same floor (forward vs forward2) and classifier folds (stream ``classifier`` of ``seed``).
-    ``bins`` and ``cuts`` must be the measurement's (default bins: :data:`DEFAULT_BINS`)."""
-    return compare(
-        run.samples["forward"],
-        run.samples["forward2"],
-        records,
-        dt,
-        classifier_entropy=stream_entropy(seed, "classifier"),
-        bins=DEFAULT_BINS if bins is None else bins,
-        cuts=cuts,
-        meta=meta,
-    )
+    return Measurement(comparisons, samples, pasts, seconds, dict(samplers))
 
 
 def format_table(c: Comparison, sample: str = "backward") -> str:
@@ -684,3 +535,23 @@ def format_table(c: Comparison, sample: str = "backward") -> str:
         f"({n['backward_ok']} ok{'; not ok: ' + bad if bad else ''})"
     )
     return "\n".join(lines)
+
+
+def format_measurement(m: Measurement) -> str:
+    """A measurement as text: each named sample's table (:func:`format_table`), the samples
+    after the first headed by what they are, what they took (their sampler's ``report`` of
+    its summary, if it has one) and their wall time."""
+    parts = []
+    for k, (name, c) in enumerate(m.comparisons.items()):
+        if k:
+            sampler = m.samplers.get(name)
+            what = getattr(sampler, "description", name)
+            report = getattr(sampler, "report", None)
+            lines = [f"{name} vs forward: {what}"]
+            if report is not None and name in c.counts:
+                lines += report(c.counts[name])
+            if name in m.seconds:
+                lines.append(f"{name} wall time {m.seconds[name]:.1f} s")
+            parts.append("\n".join(lines))
+        parts.append(format_table(c, name))
+    return "\n".join(parts)

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,7 +49,8 @@ from reverse.goals.markov import (
     speed_quantiles,
 )
 from reverse.goals.semi_markov import estimate_hazards
-from workbench.ensemble.run import bounded_map, executor_for
+from reverse.runs.sampler import Pasts, RunRecord
+from reverse.runs.workers import fan_out, worker_world
 from workbench.errors import SceneError
 from workbench.sim.frames import box_reach
 from workbench.sim.state import State
@@ -64,7 +66,7 @@ __all__ = [
     "thrown_body",
     "box_ground",
     "training_world",
-    "close_training_world",
+    "ForwardThrows",
     "ground_top",
     "throw_release",
     "run_throw",
@@ -210,32 +212,25 @@ def release_test(ref, max_speed: float, max_spin: float) -> Callable[[Any], bool
 
 
 # ----------------------------------------------------------------------------- one process
-_CACHE: dict = {}  # this process's scene and PyBullet engine, keyed by the scene recipe
-
-
 def training_world(recipe):
     """This process's ``(scene, engine, body index)`` for ``recipe = (path, overrides, dt)``:
     the world the throws run in (planes as box bodies, :func:`box_ground`), built once per
-    process and recipe; :func:`close_training_world` closes it."""
-    if _CACHE.get("recipe") != recipe:
+    process and recipe (:func:`reverse.runs.workers.worker_world`)."""
+
+    def build():
         from workbench.scene.loader import load_scene
         from workbench.sim.engine import Engine
 
-        if "engine" in _CACHE:
-            _CACHE.pop("engine").close()
         path, overrides, dt = recipe
         scene = box_ground(load_scene(path, dict(overrides)).with_settings(dt=dt))
         body = thrown_body(scene)
-        _CACHE.update(recipe=recipe, scene=scene, body=body)
-        _CACHE["engine"] = Engine(scene, visual=False)
-    return _CACHE["scene"], _CACHE["engine"], _CACHE["body"]
+        return scene, Engine(scene, visual=False), body
+
+    return worker_world("training", recipe, build, _close_world)
 
 
-def close_training_world() -> None:
-    """Close this process's training world (the serial executor builds it in the caller)."""
-    if "engine" in _CACHE:
-        _CACHE.pop("engine").close()
-    _CACHE.clear()
+def _close_world(world) -> None:
+    world[1].close()
 
 
 def ground_top(engine, scene, body: int) -> float:
@@ -470,19 +465,38 @@ def run_throws(
     chunks = [range(s, min(s + size, n)) for s in range(0, n, size)]
     results: list = [None] * n
     done = 0
-    try:
-        # this process for one worker, else a forkserver pool (as for ensembles)
-        with executor_for(min(workers, len(chunks)), None, None, len(chunks)) as ex:
-            args = (recipe, entropy, n_steps, bool(kinematics))
-            for out in bounded_map(ex, _run_chunk, args, chunks, workers):
-                for i, res in out:
-                    results[i] = res
-                done += len(out)
-                if progress is not None:
-                    progress(done, n)
-    finally:
-        close_training_world()  # the serial executor ran the throws in this process
+    args = (recipe, entropy, n_steps, bool(kinematics))
+    for out in fan_out(_run_chunk, args, chunks, workers=min(workers, len(chunks))):
+        for i, res in out:
+            results[i] = res
+        done += len(out)
+        if progress is not None:
+            progress(done, n)
     return results
+
+
+@dataclass(frozen=True)
+class ForwardThrows:
+    """Throws of the training's law as a sampler of pasts
+    (:class:`reverse.runs.sampler.PastSampler`): the plausibility measure's reference, what a
+    past should look like (:mod:`reverse.pasts.measure`). ``scheduler`` is not used: throws
+    run in this process or on a local pool (:func:`run_throws`)."""
+
+    name: ClassVar[str] = "throws"
+    description: ClassVar[str] = "forward PyBullet throws of the training's throw law"
+    dt: float
+    duration: float
+
+    def sample(self, scene, n: int, entropy: int, *, workers: int = 1,
+               scheduler: str | None = None, progress=None) -> Pasts:  # fmt: skip
+        """``n`` throws of ``scene``'s body (a :class:`workbench.ensemble.run.SceneRef`)."""
+        t0 = time.perf_counter()
+        runs = run_throws(
+            scene.path, n, entropy, overrides=tuple(scene.overrides), dt=self.dt,
+            duration=self.duration, workers=workers, progress=progress, kinematics=True,
+        )  # fmt: skip
+        records = [RunRecord(r.states, r.kinematics) for r in runs]
+        return Pasts(self.name, records, entropy=int(entropy), seconds=time.perf_counter() - t0)
 
 
 def train(

@@ -27,16 +27,17 @@ it raised. Ties in peak energy are broken by the run index.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import functools
 import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from workbench.ensemble.run import SceneRef, bounded_map, executor_for
+from reverse.runs.sampler import Pasts, RunRecord, record_of_trajectory
+from reverse.runs.workers import fan_out, worker_world
+from workbench.ensemble.run import SceneRef
 from workbench.sim.state import Trajectory
 
 __all__ = [
@@ -48,9 +49,10 @@ __all__ = [
     "RunVariation",
     "turn_moving_bodies",
     "run_varied",
-    "run_sample",
+    "BackwardRuns",
     "sample_reverse_runs",
 ]
+
 
 #: One row per sampled run in ``/sampling/outcomes`` of the file. A run's wall time is not among
 #: them: the same inputs must give the same bytes (docs/hdf5.md, "Identical bytes").
@@ -98,6 +100,8 @@ class SampleOutcome:
 
 @dataclass
 class SamplingResult:
+    """:func:`sample_reverse_runs`' outcome."""
+
     entropy: int
     outcomes: list[SampleOutcome]
     #: The kept runs, lowest peak energy first: (outcome, trajectory, island log).
@@ -208,6 +212,14 @@ class RunVariation:
     script: str | None = None
     rest: Any = None
 
+    @classmethod
+    def of(cls, resolved, heading: bool = False) -> RunVariation | None:
+        """What each run draws given ``--hints`` resolved for sampled runs
+        (:func:`reverse.goals.hints.resolve_hints`) and the heading; ``None`` when nothing."""
+        if not (heading or resolved.draws):
+            return None
+        return cls(heading, resolved.distribution, resolved.script, resolved.rest)
+
     def draw(self, scene, entropy: int, i: int):
         """Run ``i``'s scene and hints: ``(scene, hints or None, heading in rad)``; ``None``
         hints when this variation draws none (the run keeps the options' hints)."""
@@ -258,21 +270,6 @@ def run_varied(ref: SceneRef, options: dict[str, Any], entropy: int, i: int, var
     return _outcome(i, seed, res, t0), res, scene
 
 
-def run_sample(
-    ref: SceneRef, options: dict[str, Any], entropy: int, i: int, variation=None
-) -> tuple[SampleOutcome, Trajectory | None, np.ndarray | None]:
-    """Run sampled reverse run ``i`` in this process (the task of a worker).
-
-    ``options`` are keyword arguments of :func:`reverse.runs.run.run_reverse` (picklable: hints,
-    settings, the Markov table, the energy limit); ``variation`` (:class:`RunVariation`) draws
-    the run's heading and hints. Failures are returned, not raised.
-    """
-    out, res, _ = run_varied(ref, options, entropy, i, variation)
-    if res is None:
-        return out, None, None
-    return out, res.trajectory, res.island_log
-
-
 def _outcome(i: int, seed: int, res, t0: float) -> SampleOutcome:
     traj = res.trajectory
     ke = np.asarray(traj.diagnostics["kinetic_energy"], dtype=float)
@@ -293,6 +290,95 @@ def _outcome(i: int, seed: int, res, t0: float) -> SampleOutcome:
     )
 
 
+def _backward_task(ref: SceneRef, options: dict, entropy: int, variation, body, keep: bool, i):
+    """Backward run ``i`` in this process (the task of a worker): ``(outcome, trajectory and
+    island log or None, record or None)``; failures are returned, not raised."""
+    out, res, scene = run_varied(ref, options, entropy, i, variation)
+    record = None
+    if body is not None:
+        if res is None:
+            record = RunRecord(np.zeros(0, np.int8), np.zeros((0, 3)), f"error: {out.message}")
+        else:
+            from reverse.runs.contacts import ContactDetector
+
+            detector = worker_world("detector", ref.key(), lambda: ContactDetector(scene))
+            record = record_of_trajectory(res.trajectory, scene, body, detector)
+            if out.rejection:
+                record.status = out.rejection
+    run = (res.trajectory, res.island_log) if keep and res is not None else None
+    return out, run, record
+
+
+@dataclass(frozen=True)
+class BackwardRuns:
+    """Sampled backward runs as a sampler of pasts (:class:`reverse.runs.sampler.PastSampler`):
+    run ``i`` is :func:`run_varied` seeded from ``(entropy, i)``.
+
+    Attributes
+    ----------
+    options : dict
+        Keyword arguments of :func:`reverse.runs.run.run_reverse` other than the scene and the
+        seed (picklable: hints, settings, the Markov table, the energy limit).
+    variation : RunVariation, optional
+        What each run draws for itself (heading, hints).
+    keep : int
+        Keep the ``keep`` accepted runs of lowest peak kinetic energy (ties: the run index) with
+        their trajectories and island logs (``Pasts.kept``, lowest first); 0 keeps none.
+    body : int, optional
+        Record every run as the measure reads it (:func:`reverse.runs.sampler.
+        record_of_trajectory` of this moving body; ``Pasts.records``), not-ok runs marked.
+    """
+
+    name: ClassVar[str] = "backward"
+    description: ClassVar[str] = "backward runs of the reverse stepper from the final state"
+    options: dict = field(default_factory=dict)
+    variation: RunVariation | None = None
+    keep: int = 0
+    body: int | None = None
+
+    def sample(
+        self,
+        scene: SceneRef,
+        n: int,
+        entropy: int,
+        *,
+        workers: int = 1,
+        scheduler: str | None = None,
+        executor: cf.Executor | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Pasts:
+        """``n`` backward runs of ``scene`` (:class:`reverse.runs.sampler.PastSampler`)."""
+        t0 = time.perf_counter()
+        outcomes: list[SampleOutcome] = [None] * n  # type: ignore[list-item]
+        records: list = [None] * n
+        best: list[tuple[float, int, int, Any]] = []  # max-heap on (peak, index) via negation
+        args = (scene, self.options, entropy, self.variation, self.body, self.keep > 0)
+        done = 0
+        for out, run, record in fan_out(
+            _backward_task, args, range(n), workers=workers, scheduler=scheduler, executor=executor
+        ):
+            outcomes[out.index], records[out.index] = out, record
+            done += 1
+            if progress is not None:
+                progress(done, n)
+            if out.rejection or run is None:
+                continue
+            item = (-out.peak_energy, -out.index, out.index, (out, *run))
+            if len(best) < self.keep:
+                heapq.heappush(best, item)
+            elif (out.peak_energy, out.index) < (-best[0][0], -best[0][1]):
+                heapq.heapreplace(best, item)
+        kept = [entry for *_, entry in sorted(best, key=lambda b: (-b[0], -b[1]))]
+        return Pasts(
+            self.name,
+            records if self.body is not None else [],
+            outcomes=outcomes,
+            kept=kept,
+            entropy=entropy,
+            seconds=time.perf_counter() - t0,
+        )
+
+
 def sample_reverse_runs(
     ref: SceneRef,
     *,
@@ -303,11 +389,11 @@ def sample_reverse_runs(
     workers: int = 1,
     scheduler: str | None = None,
     executor: cf.Executor | None = None,
-    progress: Callable[[SampleOutcome], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
     variation: RunVariation | None = None,
 ) -> SamplingResult:
     """Run ``samples`` seeded reverse runs and keep the ``keep`` lowest-peak-energy ones (ties:
-    the run index).
+    the run index): :class:`BackwardRuns` with ``keep``.
 
     Parameters
     ----------
@@ -323,7 +409,7 @@ def sample_reverse_runs(
         As for ensembles: a process pool of ``workers``, a Dask scheduler address, or any
         executor.
     progress : callable, optional
-        Called with each outcome as it arrives.
+        ``progress(done, samples)`` as runs finish.
     variation : RunVariation, optional
         What each run draws for itself (heading, hints).
     """
@@ -333,23 +419,8 @@ def sample_reverse_runs(
         raise ValueError(f"--keep: expected 1 ≤ k ≤ {samples} (the samples), got {keep}")
     if entropy is None:
         entropy = int(np.random.SeedSequence().entropy)
-    t0 = time.perf_counter()
-    outcomes: list[SampleOutcome] = []
-    best: list[tuple[float, int, int, Any]] = []  # max-heap on (peak, index) via negation
-    with executor_for(workers, scheduler, executor, samples) as ex:
-        task = functools.partial(run_sample, variation=variation) if variation else run_sample
-        runs = bounded_map(ex, task, (ref, options, entropy), range(samples), workers)
-        for out, traj, log in runs:
-            outcomes.append(out)
-            if progress is not None:
-                progress(out)
-            if out.rejection or traj is None:
-                continue
-            key = out.peak_energy
-            item = (-key, -out.index, out.index, (out, traj, log))
-            if len(best) < keep:
-                heapq.heappush(best, item)
-            elif (key, out.index) < (-best[0][0], -best[0][1]):
-                heapq.heapreplace(best, item)
-    kept = [entry for *_, entry in sorted(best, key=lambda b: (-b[0], -b[1]))]
-    return SamplingResult(entropy, outcomes, kept, time.perf_counter() - t0)
+    pasts = BackwardRuns(options, variation, keep).sample(
+        ref, samples, entropy, workers=workers, scheduler=scheduler, executor=executor,
+        progress=progress,
+    )  # fmt: skip
+    return SamplingResult(entropy, pasts.outcomes, pasts.kept, pasts.seconds)

@@ -61,7 +61,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from workbench.ensemble.run import SceneRef, bounded_map, executor_for
+from reverse.runs.workers import fan_out, worker_world
+from workbench.ensemble.run import SceneRef
 from workbench.sim.state import State, Trajectory
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "refine_earliest",
     "verify_one",
     "verify_in",
+    "scene_world",
     "verify_runs",
     "verify_table",
     "verify_states",
@@ -255,18 +257,21 @@ class ForwardResult:
     finite: bool = True
 
 
-_CACHE: dict = {}  # this process's engine, keyed by the scene recipe
+def scene_world(ref: SceneRef):
+    """This process's ``(scene, engine)`` of ``ref``, the scene as ``workbench run`` builds it,
+    built once per process and scene (:func:`reverse.runs.workers.worker_world`)."""
 
-
-def _engine(ref: SceneRef):
-    if _CACHE.get("ref") != ref:
+    def build():
         from workbench.sim.engine import Engine
 
-        if "engine" in _CACHE:
-            _CACHE.pop("engine").close()
         scene = ref.load()
-        _CACHE.update(ref=ref, scene=scene, engine=Engine(scene, visual=False))
-    return _CACHE["scene"], _CACHE["engine"]
+        return scene, Engine(scene, visual=False)
+
+    return worker_world("scene", ref, build, _close_world)
+
+
+def _close_world(world) -> None:
+    world[1].close()
 
 
 def forward_to_rest(
@@ -542,7 +547,7 @@ def verify_one(
     ``item`` is ``(run, index, earliest, final, duration)`` with ``earliest`` and ``final`` the
     packed (n_bodies, 13) first and last records of the reverse run.
     """
-    return verify_in(lambda: _engine(ref), settings, entropy, item)
+    return verify_in(lambda: scene_world(ref), settings, entropy, item)
 
 
 def verify_in(
@@ -613,7 +618,7 @@ def verify_runs(
     workers: int = 1,
     scheduler: str | None = None,
     executor: cf.Executor | None = None,
-    progress: Callable[[VerifyOutcome], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[VerifyOutcome]:
     """Refine the earliest state of each reverse run, in parallel; outcomes in ``runs`` order.
 
@@ -630,22 +635,23 @@ def verify_runs(
     budget, tolerance, radius
         As for :func:`refine_earliest`.
     workers, scheduler, executor
-        As for ensembles (:func:`workbench.ensemble.run.executor_for`).
+        As for ensembles (:func:`reverse.runs.workers.fan_out`).
+    progress : callable, optional
+        ``progress(done, len(runs))`` as runs are refined.
     """
-    if budget < 1:
-        raise ValueError(f"--verify-budget: expected at least 1, got {budget}")
-    settings = {"budget": int(budget), "tolerance": tuple(tolerance), "radius": tuple(radius)}
+    settings = verify_settings(budget, tolerance, radius)
     items = []
     for r, (index, traj) in enumerate(runs):
         duration = float(traj.time[-1] - traj.time[0])
         first, last = traj.state(0).packed(), traj.state(-1).packed()
         items.append((r, int(index), first, last, duration))
     out: list[VerifyOutcome] = []
-    with executor_for(workers, scheduler, executor, len(items)) as ex:
-        for o in bounded_map(ex, verify_one, (ref, settings, int(entropy)), items, workers):
-            out.append(o)
-            if progress is not None:
-                progress(o)
+    args = (ref, settings, int(entropy))
+    for o in fan_out(verify_one, args, items, workers=workers, scheduler=scheduler,
+                     executor=executor):  # fmt: skip
+        out.append(o)
+        if progress is not None:
+            progress(len(out), len(items))
     return sorted(out, key=lambda o: o.run)
 
 

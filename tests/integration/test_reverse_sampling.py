@@ -224,3 +224,26 @@ def test_duration_defaults_to_the_scene_setting(tmp_path):
     assert main(["reverse", "markov_block", "-q", "-o", str(out)]) == 0
     with TrajectoryStore.open(out) as store:
         assert store.attrs["reverse_duration"] == pytest.approx(1.5)
+
+
+def test_a_final_rest_hint_is_drawn_from_the_semi_markov_table_given(tmp_path, capsys):
+    """``at: rest`` in a hints file: ``--hints`` is resolved by one library function
+    (reverse.goals.hints.resolve_hints) for every command, so ``reverse --samples`` draws the
+    rest from the ``--markov`` semi-Markov table as ``markov compare`` does, and refuses it
+    (one line) without one."""
+    hints = tmp_path / "rest.hints.yaml"
+    hints.write_text(
+        "hints:\n  - body: block\n    slide: {direction: random, speed: {uniform: [0.0, 1.5]}}\n"
+        "    at: rest\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "rest.h5"
+    base = ["reverse", "markov_block", "--duration", "0.2", "--seed", "4", "--samples", "3",
+            "--keep", "3", "--hints", str(hints), "-q", "-o", str(out)]  # fmt: skip
+    assert main([*base, "--markov", str(REPO / "data" / "markov_block_semi.json")]) == 0
+    with h5py.File(out, "r") as f:
+        assert f["sampling/outcomes"].shape == (3,)
+    assert main(base) == 2
+    assert "at: rest needs a semi-Markov table" in capsys.readouterr().err
+    assert main([*base, "--markov", TABLE]) == 2  # a plain table has no final rest
+    assert "at: rest needs a semi-Markov table" in capsys.readouterr().err

@@ -207,8 +207,9 @@ def add_markov_parser(sub) -> None:
     cp.set_defaults(func=cmd_markov_compare)
 
 
-#: ``markov compare --backward NAME=VALUE``: the names, the attribute each sets and how its value
-#: is read (the values ``workbench reverse`` takes for the option of that name).
+#: ``markov compare --backward NAME=VALUE``: the names, the setting each sets
+#: (:data:`reverse.pasts.samplers.BACKWARD_CONTROLS`) and how its value is read (the values
+#: ``workbench reverse`` takes for the option of that name).
 BACKWARD_OPTIONS = {
     "restitution-blend": ("restitution_blend", float),
     "angular-damping": ("angular_damping", float),
@@ -218,22 +219,24 @@ BACKWARD_OPTIONS = {
 }
 
 
-def _parse_backward(args) -> None:
-    """``--backward NAME=VALUE`` options as the attributes of :data:`BACKWARD_OPTIONS`."""
-    args.restitution_blend = args.angular_damping = args.linear_damping = 0.0
-    args.persist_contacts, args.heading = False, True
-    for text in args.backward:
+def _parse_backward(texts) -> dict:
+    """``--backward NAME=VALUE`` options as settings of :data:`BACKWARD_OPTIONS`."""
+    out = {}
+    for text in texts:
         name, _, value = text.partition("=")
         if name not in BACKWARD_OPTIONS:
             raise SceneError(
                 "--backward", "", f"expected NAME=VALUE, NAME among {', '.join(BACKWARD_OPTIONS)};"
                 f" got {text!r}"
             )  # fmt: skip
-        attr, read = BACKWARD_OPTIONS[name]
+        key, read = BACKWARD_OPTIONS[name]
         try:
-            setattr(args, attr, read(value))
+            out[key] = read(value)
         except (KeyError, ValueError):
             raise SceneError("--backward", "", f"{name}: unexpected value {value!r}") from None
+    for key in ("restitution_blend", "angular_damping", "linear_damping"):
+        check_positive(f"backward {key.replace('_', '-')}", out.get(key), allow_zero=True)
+    return out
 
 
 def _no_subcommand(parser) -> int:
@@ -304,17 +307,14 @@ def cmd_markov_train(args) -> int:
 
 
 def cmd_markov_compare(args) -> int:
-    from reverse.goals.hints import load_hint_distribution, script_takes_seed
-    from reverse.goals.markov import load_model
-    from reverse.pasts.measure import format_table, measure
+    from reverse.pasts.measure import format_measurement
+    from reverse.pasts.samplers import measure_plausibility
     from reverse.runs.run import check_reversible, plan_reverse_run
-    from reverse.runs.sampling import RunVariation
-    from reverse.step.stepper import StepSettings
     from workbench.figures.plausibility import plot_measurement
-    from workbench.scene.catalog import find_data, find_hints
+    from workbench.scene.catalog import find_data
 
     path, overrides, scene = load_scene_arguments(args)
-    body = thrown_body(scene)  # exactly one moving body, before any work
+    thrown_body(scene)  # exactly one moving body, before any work
     check_reversible(scene)
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds")
@@ -323,9 +323,7 @@ def cmd_markov_compare(args) -> int:
     check_count("--workers", args.workers, "worker")
     if args.n < 2:
         raise SceneError("-n", "", f"expected at least 2 runs per sample, got {args.n}")
-    _parse_backward(args)
-    for name in ("restitution_blend", "angular_damping", "linear_damping"):
-        check_positive(f"backward {name.replace('_', '-')}", getattr(args, name), allow_zero=True)
+    backward = _parse_backward(args.backward)
     if args.bins < 2:
         raise SceneError("--bins", "", f"expected at least 2 bins, got {args.bins}")
     dt = args.dt or scene.settings.dt
@@ -339,33 +337,12 @@ def cmd_markov_compare(args) -> int:
         problem = plan.problem()
     if problem and not args.force:
         raise SceneError("--duration", "", f"{problem}; pass --force to run it anyway")
-    model = load_model(find_data(args.table, what="contact-transition table"))
+    table = find_data(args.table, what="contact-transition table")
     if args.verify_budget is not None and not args.conditioned:
         raise SceneError("--verify-budget", "", "needs --conditioned")
     if args.conditioned:
         check_count("--verify-budget", CONDITIONED_BUDGET if args.verify_budget is None
                     else args.verify_budget, "PyBullet run")  # fmt: skip
-    variation = RunVariation(heading=args.heading)
-    hints_text = ""
-    if args.hints == "script":
-        if not script_takes_seed(path):
-            raise SceneError(
-                str(path), "hints", "the backward runs draw their hints: expected hints(seed=...)"
-            )
-        variation = RunVariation(heading=args.heading, script=str(path))
-        hints_text = "script: hints(seed=...)"
-    elif args.hints:
-        hints_path = find_hints(args.hints, path)
-        dist = load_hint_distribution(hints_path, scene.body_names)
-        rest = None
-        if dist.needs_rest:  # at: rest — the table's final rest on a face
-            from reverse.goals.semi_markov import FinalRest
-
-            if model.hazards is None:
-                raise SceneError(str(hints_path), "hints", "at: rest needs a semi-Markov table")
-            rest = FinalRest(model.hazards, state=3)
-        variation = RunVariation(heading=args.heading, hints=dist, rest=rest)
-        hints_text = hints_path.read_text(encoding="utf-8")
     entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
     out = Path(args.output or f"{path.stem}_plausibility")
     if out.exists() and not out.is_dir():
@@ -373,87 +350,23 @@ def cmd_markov_compare(args) -> int:
     if not out.parent.is_dir():
         raise SceneError("-o", "", f"the folder {out.parent} does not exist")
     t0 = time.perf_counter()
-    sets = "".join(f" --set {s}" for s in args.overrides)
-    settings = StepSettings(
-        dt,
-        restitution_blend=args.restitution_blend,
-        angular_damping=args.angular_damping,
-        linear_damping=args.linear_damping,
-    )
-    controls = "".join(
-        f" --backward {name.replace('_', '-')}={getattr(args, name)!r}"
-        for name in ("restitution_blend", "angular_damping", "linear_damping")
-        if getattr(args, name)
-    )
-    command = (
-        f"workbench markov compare {args.scene} --table {args.table} -n {args.n} --seed "
-        f"{entropy} --dt {dt!r} --duration {duration!r} --bins {args.bins}"
-        f"{'' if args.heading else ' --backward heading=scene'}"
-        f"{f' --hints {args.hints}' if args.hints else ''}{controls}{sets}"
-        f"{' --backward contacts=persist' if args.persist_contacts else ''}"
-        f"{' --conditioned' if args.conditioned else ''}"
-        f"{f' --verify-budget {args.verify_budget}' if args.verify_budget is not None else ''}"
-    )
-    meta = {
-        "command": command,
-        "scene": path.name,
-        "body": scene.body_names[body],
-        "table": model.meta.get("command", ""),
-        "table_kind": model.kind,
-        "seed": int(entropy),
-        "n": int(args.n),
-        "dt": float(dt),
-        "duration": float(duration),
-        "heading": "random" if args.heading else "the scene's",
-        "hints": hints_text,
-        "reverse_settings": repr(settings),
-    }
-    # the verification and the conditioned pasts: one more pass of n runs each
     parts = 3 + int(args.conditioned)
-    with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as bar:
-        advance = None if bar is None else (lambda done, _total: bar(done, parts * args.n))
-        run = measure(
-            path,
-            model,
-            n=args.n,
-            seed=entropy,
-            dt=dt,
-            duration=duration,
-            overrides=tuple(overrides),
-            variation=variation,
-            options={
-                "settings": settings,
-                **({"persist_contacts": True} if args.persist_contacts else {}),
-            },
-            workers=args.workers,
-            bins=args.bins,
-            meta=meta,
-            progress=advance,
-        )
-        if args.conditioned:
-            from reverse.pasts.conditioned import measure_conditioned
-            from reverse.runs.verify import verify_settings
-
-            budget = CONDITIONED_BUDGET if args.verify_budget is None else args.verify_budget
-            first = 3 * args.n
-            measure_conditioned(
-                run, path, verify_settings(budget), seed=entropy, dt=dt, duration=duration,
-                overrides=tuple(overrides), workers=args.workers, bins=args.bins,
-                progress=None if bar is None else (lambda k, _t: bar(first + k, parts * args.n)),
-            )  # fmt: skip
-    result, samples = run.comparison, run.samples
+    with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
+        run = measure_plausibility(
+            path, scene, table, n=args.n, seed=entropy, dt=dt, duration=duration,
+            overrides=tuple(overrides), hints=args.hints, backward=backward,
+            conditioned=args.conditioned, verify_budget=args.verify_budget, bins=args.bins,
+            workers=args.workers, progress=advance,
+            names={"scene": args.scene, "table": args.table, "sets": args.overrides},
+        )  # fmt: skip
     wall = time.perf_counter() - t0
     out.mkdir(exist_ok=True)
-    (out / "plausibility.json").write_text(result.to_json(), encoding="utf-8")
-    figures = ", ".join(plot_measurement(samples, result.values, dt, out))
+    (out / "plausibility.json").write_text(run.to_json(), encoding="utf-8")
+    figures = ", ".join(plot_measurement(run.figure_samples(), run.comparison.values, dt, out))
     if not args.quiet:
-        print(format_table(result))
-        if result.conditioned is not None:
-            from reverse.pasts.conditioned import format_conditioned
-
-            print(format_conditioned(result, run.seconds))
+        print(format_measurement(run))
         print(
-            f"wrote {out}/plausibility.json, {figures}: 3 x {args.n} runs "
+            f"wrote {out}/plausibility.json, {figures}: {parts} x {args.n} runs "
             f"of {duration:g} s at dt = {dt:.6g} s in {wall:.1f} s, seed {entropy}"
         )
     return 0

@@ -12,13 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.goals.hints import (
-    late_hints,
-    load_hint_distribution,
-    load_hints,
-    script_hints,
-    script_takes_seed,
-)
+from reverse.goals.hints import late_hints, resolve_hints
 from reverse.goals.markov import load_model
 from reverse.runs import run as reverse_run
 from reverse.runs.run import (
@@ -43,7 +37,7 @@ from workbench.cli.common import (
 )
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
-from workbench.scene.catalog import find_data, find_hints
+from workbench.scene.catalog import find_data
 from workbench.scene.loader import scene_to_json
 from workbench.store import StoreSchema, TrajectoryStore, write_trajectory
 
@@ -232,37 +226,15 @@ def cmd_reverse(args) -> int:
         raise SceneError("--verify", "", "cannot be combined with --then-forward")
     dt = args.dt or scene.settings.dt
     _check_size(args, scene, dt)
-    variation = None
-    if args.hints == "script" and args.samples is not None and script_takes_seed(path):
-        # each sampled run calls hints(seed=...) itself; check the script once here
-        hints, hints_text = script_hints(path, scene.parameters, scene.body_names, seed=0)
-        hints_text = f"# drawn per run by hints(seed=...); this is seed 0's\n{hints_text}"
-        hints_source = f"{path}: hints(seed=...)"
-        variation = RunVariation(script=str(path))
-    elif args.hints == "script":
-        hints, hints_text = script_hints(path, scene.parameters, scene.body_names)
-        hints_source = f"{path}: hints()"
-    elif args.hints:
-        hints_path = find_hints(args.hints, path)
-        dist = load_hint_distribution(hints_path, scene.body_names)
-        if dist.is_random and args.samples is not None:
-            hints = dist.draw(np.random.default_rng(0))  # checks only: each run draws its own
-            variation = RunVariation(hints=dist)
-        else:
-            hints = load_hints(hints_path, scene.body_names)  # refuses drawn values
-        hints_text = hints_path.read_text(encoding="utf-8")
-        hints_source = str(hints_path)
-    else:
-        hints, hints_text, hints_source = [], "", ""
-    if args.heading == "random":
-        variation = RunVariation(
-            heading=True,
-            hints=variation.hints if variation else None,
-            script=variation.script if variation else None,
-        )
+    table = find_data(args.markov, what="contact-transition table") if args.markov else None
+    markov = load_model(table) if table is not None else None
+    sampled = args.samples is not None
+    resolved = resolve_hints(args.hints, path, scene, sampled=sampled, table=markov)
+    hints, hints_text, hints_source = resolved.hints, resolved.text, resolved.source
+    variation = RunVariation.of(resolved, args.heading == "random") if sampled else None
     n_steps = int(round(args.duration / dt))
     late = late_hints(hints, n_steps, dt)
-    if late and variation is None:
+    if late and not resolved.draws:
         first = min(late, key=lambda h: h.at)
         print(
             f"workbench reverse: warning: {hints_source}: {len(late)} hint(s) act after the last "
@@ -270,8 +242,6 @@ def cmd_reverse(args) -> int:
             f"earliest: {first.where or first.body}.at = {first.at:g} s",
             file=sys.stderr,
         )
-    table = find_data(args.markov, what="contact-transition table") if args.markov else None
-    markov = load_model(table) if table is not None else None
     settings = StepSettings(
         dt,
         free_to_bounce=args.free_to_bounce,
@@ -308,7 +278,7 @@ def cmd_reverse(args) -> int:
     }
     out = Path(args.output or f"{path.stem}_reverse.h5")
     if args.samples is not None:
-        if variation is not None:
+        if resolved.draws:
             options["hints"] = []  # each run draws its own
         return _sample(args, path, overrides, scene, options, attrs, out, variation)
     return _single(args, path, scene, options, attrs, out)
@@ -362,16 +332,9 @@ def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, di
     from reverse.runs.verify import verify_dataset_attrs, verify_runs, verify_states, verify_table
 
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
-    done = [0]
     workers = 1 if args.samples is None else args.workers
     scheduler = None if args.samples is None else args.scheduler
     with progress_bar(len(runs), "verified", quiet=args.quiet) as advance:
-
-        def count(outcome) -> None:
-            done[0] += 1
-            if advance is not None:
-                advance(done[0], len(runs))
-
         t0 = time.perf_counter()
         outcomes = verify_runs(
             ref,
@@ -382,7 +345,7 @@ def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, di
             radius=args.verify_radius,
             workers=workers,
             scheduler=scheduler,
-            progress=count,
+            progress=advance,
         )
         wall = time.perf_counter() - t0
     table = verify_table(outcomes)
@@ -501,14 +464,7 @@ def _single(args, path, scene, options, attrs, out) -> int:
 
 def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -> int:
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())))
-    done = [0]
     with progress_bar(args.samples, "runs", quiet=args.quiet) as advance:
-
-        def count(outcome) -> None:
-            done[0] += 1
-            if advance is not None:
-                advance(done[0], args.samples)
-
         result = sample_reverse_runs(
             ref,
             samples=args.samples,
@@ -517,7 +473,7 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
             entropy=args.seed,
             workers=args.workers,
             scheduler=args.scheduler,
-            progress=count,
+            progress=advance,
             variation=variation,
         )
     table = result.table()

@@ -190,3 +190,29 @@ def test_a_single_run_refuses_drawn_hints(tmp_path):
     f.write_text("hints:\n  - {body: block, bounce: {uniform: [0.1, 0.2]}}\n", encoding="utf-8")
     with pytest.raises(SceneError, match="needs --samples"):
         load_hints(f, BODIES)
+
+
+# ----------------------------------------------------------------------------- --hints, resolved
+def test_hints_are_resolved_one_way_for_single_and_sampled_runs():
+    from reverse.goals.hints import resolve_hints
+    from reverse.goals.markov import load_model
+    from tests.conftest import REPO
+    from workbench.scene.loader import load_scene
+
+    path = REPO / "scenes" / "markov_block.yaml"
+    scene = load_scene(path)
+    slide = {"body": "block", "slide": {"direction": "random", "speed": {"uniform": [0, 1]}}}
+    assert resolve_hints(None, path, scene, sampled=True).hints == []
+    fixed = {"hints": [{"body": "block", "slide": {"direction": [1, 0, 0], "speed": 1.0}}]}
+    one = resolve_hints(fixed, path, scene, sampled=True)
+    assert not one.draws and one.hints[0].speed == 1.0  # nothing drawn: every run's hints
+    with pytest.raises(SceneError, match="needs --samples"):
+        resolve_hints({"hints": [slide]}, path, scene, sampled=False)
+    rest = {"hints": [{**slide, "at": "rest"}]}
+    with pytest.raises(SceneError, match="at: rest needs a semi-Markov table"):
+        resolve_hints(
+            rest, path, scene, sampled=True, table=load_model(REPO / "data" / "markov_block.json")
+        )
+    semi = load_model(REPO / "data" / "markov_block_semi.json")
+    drawn = resolve_hints(rest, path, scene, sampled=True, table=semi)
+    assert drawn.draws and drawn.rest is not None and drawn.hints[0].at > 0

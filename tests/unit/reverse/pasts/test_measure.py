@@ -11,7 +11,6 @@ import pytest
 
 from reverse.pasts.measure import (
     STATISTICS,
-    RunRecord,
     compare,
     dwell_times,
     format_table,
@@ -19,6 +18,7 @@ from reverse.pasts.measure import (
     run_statistics,
     stream_entropy,
 )
+from reverse.runs.sampler import RunRecord
 
 DT = 0.25
 
