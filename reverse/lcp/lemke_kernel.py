@@ -49,12 +49,60 @@ References
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
+from numba.core import event as _numba_event
 
 from reverse.lcp.lemke import LEX_RTOL, PIVOT_RTOL, REFACTOR_MIN, TIE_RTOL, ZERO_RTOL
 
-__all__ = ["SOLVED", "RAY", "MAX_PIVOTS", "FAILED", "NOT_FINITE", "solve", "solve_batch"]
+__all__ = [
+    "SOLVED",
+    "RAY",
+    "MAX_PIVOTS",
+    "FAILED",
+    "NOT_FINITE",
+    "COMPILE_NOTICE",
+    "solve",
+    "solve_batch",
+]
+
+#: The line printed on stderr, once per process, when numba is about to compile one of the
+#: reverse stepper's kernels (this module's and :mod:`reverse.step.assembly_kernel`'s) because
+#: its on-disk cache is cold: the first reverse run after an install or an update (about 80 s
+#: on a loaded 2-core machine, 40 s idle; later runs load the cache in a few seconds).
+COMPILE_NOTICE = (
+    "reverse: compiling the LCP kernels with numba (once after an install or an update, "
+    "about a minute; later runs load them from {cache})"
+)
+
+
+class _CompileNotice(_numba_event.Listener):
+    """Prints :data:`COMPILE_NOTICE` on stderr the first time numba starts compiling a function
+    of the ``reverse`` package in this process. A compile only starts after a cache miss
+    (``numba.core.dispatcher.Dispatcher.compile`` looks the cache up first), so a run that loads
+    every kernel from the cache prints nothing. It stays registered, silent after its notice
+    (numba broadcasts an event by iterating over the list of listeners)."""
+
+    printed = False
+
+    def on_start(self, event) -> None:
+        if self.printed:
+            return
+        dispatcher = (event.data or {}).get("dispatcher")
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if not module.startswith("reverse."):
+            return
+        self.printed = True
+        cache = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+        print(COMPILE_NOTICE.format(cache=cache or "numba's cache"), file=sys.stderr, flush=True)
+
+    def on_end(self, event) -> None:
+        pass
+
+
+_numba_event.register("numba:compile", _CompileNotice())
 
 #: Status codes of :func:`solve` (the strings of :attr:`reverse.lcp.solve.LCPResult.status`).
 SOLVED, RAY, MAX_PIVOTS, FAILED, NOT_FINITE = 0, 1, 2, 3, 4

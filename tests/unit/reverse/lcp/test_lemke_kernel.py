@@ -31,7 +31,7 @@ from reverse.lcp.solve import (
     solve_lcp_arrays,
     solve_lcp_batch,
 )
-from tests.conftest import REPO
+from tests.conftest import REPO, cli_env
 from tests.lcp_problems import random_contact_lcp
 
 try:
@@ -416,3 +416,76 @@ def test_batch_entry_equals_one_solve_per_problem(seed):
         assert int(out.pivots[k]) == one.pivots
         assert float(out.residual[k]) == one.residual
     assert {-1, 0, 1, 3} <= routes  # ray, trivial, warm and cold answers all compared
+
+
+# --------------------------------------------------------------------- the compile notice
+#: A 2 × 2 LCP solved through the compiled path in a fresh process (z = (1, 1)).
+_SOLVE_ONE = (
+    "import numpy as np\n"
+    "from reverse.lcp.solve import solve_lcp\n"
+    "r = solve_lcp(np.eye(2), -np.ones(2), engine='compiled')\n"
+    "print(r.status, r.z.tolist())\n"
+)
+
+
+@needs_kernel
+def test_a_cold_cache_announces_the_compile_before_it_starts(tmp_path):
+    """Issue 36: the first solve after an install compiles for about a minute; the notice is the
+    first line on stderr and comes while the compile is still running (the process is killed
+    then: the test does not wait for the compile)."""
+    env = {**cli_env(), "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}  # empty: cold
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SOLVE_ONE],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = proc.stderr.readline()
+        still_compiling = proc.poll() is None
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert first.startswith(K.COMPILE_NOTICE.split("{")[0]), first
+    assert str(tmp_path / "numba-cache") in first  # says where the compiled code goes
+    assert still_compiling
+
+
+@needs_kernel
+def test_a_warm_cache_loads_the_kernel_silently():
+    """Once this process has compiled (or loaded) the kernel, its on-disk cache is warm: a fresh
+    process solves without the notice and prints nothing on stderr."""
+    solve_lcp(np.eye(2), -np.ones(2), engine="compiled")  # compiles and saves if cold
+    out = subprocess.run(
+        [sys.executable, "-c", _SOLVE_ONE], cwd=REPO, env=cli_env(), capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.split() == ["solved", "[1.0,", "1.0]"]
+    assert out.stderr == ""
+
+
+@needs_kernel
+def test_the_compile_notice_is_printed_once_per_process(capsys):
+    """Two compiles of ``reverse`` functions (one event each) give one line; a compile of another
+    package's function gives none."""
+
+    class _Event:
+        def __init__(self, module):
+            self.data = {"dispatcher": type("D", (), {"py_func": _fn(module)})()}
+
+    def _fn(module):
+        def f():
+            pass
+
+        f.__module__ = module
+        return f
+
+    notice = K._CompileNotice()
+    notice.on_start(_Event("somebody.else"))
+    assert capsys.readouterr().err == ""
+    notice.on_start(_Event("reverse.lcp.lemke_kernel"))
+    notice.on_start(_Event("reverse.step.assembly_kernel"))
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("reverse: compiling the LCP kernels")
