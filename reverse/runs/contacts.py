@@ -42,6 +42,7 @@ import time
 import numpy as np
 
 from reverse.step.dynamics import ContactSet, quat_multiply, rotation_matrix, tangent_basis
+from reverse.step.types import TOUCH_TOLERANCE
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 
@@ -60,9 +61,6 @@ _APART = 1e4
 #: ``spelling_balls``: 0.94 s against 0.036 s to place them all), 1.7 s of a 3875-ball run.
 _GRID_CLEARANCE = 1.0
 
-#: Largest gap (m) at which a contact takes part in a step: PyBullet's own allowance per contact
-#: (measured: every contact is allowed 1e-5 m of approach), far below any visible gap.
-TOUCH_TOLERANCE = 1e-5
 
 
 class ContactDetector:
@@ -79,6 +77,10 @@ class ContactDetector:
         Turns the friction pyramid of each contact by a random angle about its normal (the
         pyramid's orientation is otherwise an arbitrary world-based choice); contacts with a
         sliding velocity or a user direction are aligned with it anyway.
+    margin : float, optional
+        Report points up to this gap (m) instead of ``touch_tolerance`` (the speculative contacts
+        of :attr:`reverse.step.types.StepSettings.keep_apart`; the stepper keeps those its step
+        closes).
     persist : bool
         Contact persistence for box–box pairs (off by default: detection as PyBullet gives it).
         When a pair of a moving box and a fixed box-shaped body (a box, or the plane's box)
@@ -98,9 +100,13 @@ class ContactDetector:
         touch_tolerance: float = TOUCH_TOLERANCE,
         rng: np.random.Generator | None = None,
         persist: bool = False,
+        margin: float | None = None,
     ):
         self.engine = Engine(scene, visual=False, plane_as_box=True, mass_overrides=mass_overrides)
         self.touch_tolerance = float(touch_tolerance)
+        #: Farthest gap reported (m): the touch tolerance, or a wider ``margin`` for the
+        #: speculative contacts of :attr:`reverse.step.types.StepSettings.keep_apart`.
+        self.margin = self.touch_tolerance if margin is None else max(float(margin), self.touch_tolerance)
         self.rng = rng
         self.persist = bool(persist)
         #: Box-shaped bodies (a plane is collided as a box): a moving one's pairs with a fixed
@@ -284,7 +290,7 @@ class ContactDetector:
         eng.detect_collisions()
         t2 = time.perf_counter()
         # the six fields as arrays (no tuple per point)
-        found = eng.contact_arrays(max_distance=self.touch_tolerance)
+        found = eng.contact_arrays(max_distance=self.margin)
         t3 = time.perf_counter()
         contacts = self._contact_set(*found)
         timing = self.timing

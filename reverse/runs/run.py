@@ -21,10 +21,12 @@ from reverse.goals.hints import Hint, HintPolicy, free_overrides
 from reverse.goals.markov import TransitionModel
 from reverse.goals.policy import MarkovPolicy
 from reverse.lcp.solve import LCPError
+from reverse.runs.audit import Audit, audit_run, body_radii, mechanical_energy
 from reverse.runs.contacts import ContactDetector
 from reverse.step.dynamics import RigidBodies
 from reverse.step.joints import JointModel
 from reverse.step.stepper import Stepper, StepReport, StepSettings
+from reverse.step.types import KEEP_APART_MARGIN
 from workbench.errors import SceneError
 from workbench.scene.model import WORLD, Scene
 from workbench.sim.forward import Overlap, run_scene
@@ -195,7 +197,10 @@ def start_overlap(scene: Scene) -> Overlap:
 #: sleeping bodies are those a step sees there (:meth:`reverse.step.stepper.Stepper.survey`), its
 #: LCP and orientation columns 0). ``orientation_iterations`` and ``orientation_residual``: the
 #: backward orientation solve (:func:`reverse.step.integration.backward_configuration`; forward
-#: mirror runs: 0).
+#: mirror runs: 0). ``overlap_bodies``, ``overlap_static`` (m): the deepest interpenetration at the
+#: record's configuration; ``control_energy`` (J): what the velocity controls injected into the
+#: step into the record (:mod:`reverse.runs.audit`). :func:`run_reverse` adds
+#: ``mechanical_energy`` (J, :func:`reverse.runs.audit.mechanical_energy`).
 DIAGNOSTICS = (
     "kinetic_energy",
     "contact_count",
@@ -208,6 +213,9 @@ DIAGNOSTICS = (
     "lcp_residual_max",
     "orientation_iterations",
     "orientation_residual",
+    "overlap_bodies",
+    "overlap_static",
+    "control_energy",
 )
 
 #: Fields of the per-island LCP log (``/reverse/islands``), one row per island per step.
@@ -248,6 +256,9 @@ class ReverseResult:
     #: PyBullet's resets, detection, reading of the points, our post-processing), inside
     #: ``timing["contacts"]`` rather than beside it (``docs/reverse_figures.py`` sums ``timing``).
     contact_timing: dict[str, float] | None = None
+    #: The physical audit of the stored past (:mod:`reverse.runs.audit`; ``None`` for forward
+    #: mirror runs).
+    audit: Audit | None = None
 
 
 def check_reversible(scene: Scene) -> None:
@@ -304,7 +315,8 @@ def build_stepper(
 ) -> tuple[Stepper, ContactDetector, State]:
     check_reversible(scene)
     rng = None if seed is None else np.random.default_rng(seed)
-    detector = ContactDetector(scene, rng=rng, persist=persist_contacts)
+    margin = KEEP_APART_MARGIN if settings.keep_apart else None
+    detector = ContactDetector(scene, rng=rng, persist=persist_contacts, margin=margin)
     state = initial_state(scene, detector)
     return stepper_on(scene, detector, settings, state, free_override), detector, state
 
@@ -347,6 +359,9 @@ def _diag_row(rep: StepReport | None) -> list[float]:
         float(max((r.residual for r in isl), default=0.0)),
         float(rep.fixed_point_iterations),
         float(rep.orientation_residual),
+        rep.overlap_bodies,
+        rep.overlap_static,
+        rep.control_energy,
     ]
 
 
@@ -517,6 +532,7 @@ def run_reverse(
         records[f][n_steps] = getattr(state, f)
     n = 1  # records kept
     diag_rows, log, log_steps, timing = [_diag_row(None)], [], [], {}
+    pairs = [((-1, -1), (-1, -1))]  # per record, backward order: its deepest overlaps' pairs
     status, message = "ok", ""
     # No cyclic garbage collection during the loop: a step makes no reference cycles worth
     # collecting, and each full collection walks every State kept so far (measured ≈ 2% of the
@@ -581,6 +597,7 @@ def run_reverse(
                 records[f][n_steps - k] = getattr(new, f)
             n += 1
             diag_rows.append(_diag_row(rep))
+            pairs.append((rep.overlap_bodies_pair, rep.overlap_static_pair))
             state = new
             if progress is not None and k % report_every == 0:
                 progress(k, n_steps)
@@ -588,7 +605,9 @@ def run_reverse(
         # contact points from one detection to the next (persistent manifolds): a detection
         # before the first step would change the contacts the steps find.
         contact_timing = dict(detector.timing)  # the steps' queries, not the survey's
-        diag_rows[0] = _diag_row(stepper.survey(scene_state))
+        last = stepper.survey(scene_state)
+        diag_rows[0] = _diag_row(last)
+        pairs[0] = (last.overlap_bodies_pair, last.overlap_static_pair)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -600,14 +619,107 @@ def run_reverse(
     stacked = {f: a[first:].copy() if first else a for f, a in records.items()}
     del records
     diag_rows.reverse()
+    pairs.reverse()
     traj = _trajectory(scene, stepper.rigid, stacked, diag_rows, times, status, message)
+    audit, traj.diagnostics["mechanical_energy"] = _audit(
+        scene, stepper.rigid, traj, pairs, hints or [], dt
+    )
+    if traj.status == "ok" and not audit.passed:
+        traj.status = "implausible"
+        traj.message = "the physical audit failed: " + "; ".join(audit.problems)
     island_log = _island_log(log, log_steps, dt)
     island_log["step"] = n - 1 - island_log["step"] if n else island_log["step"]
     island_log["time"] = times[-1] + island_log["time"] if n else island_log["time"]
     n_drops = goals.transitions if markov is not None else 0
     return ReverseResult(
-        traj, island_log, timing, markov_entropy, n_drops, exceeded_at, contact_timing
+        traj, island_log, timing, markov_entropy, n_drops, exceeded_at, contact_timing, audit
     )
+
+
+def _kinetic_per_body(rigid: RigidBodies, traj: Trajectory) -> np.ndarray:
+    """Kinetic energy per record and body (nt, n), J, in chunks of :data:`_KE_CHUNK` records."""
+    n_rec = len(traj.time)
+    return np.concatenate(
+        [
+            kinetic_energy(
+                rigid.mass,
+                rigid.inertia,
+                traj.orientation[a:b],
+                traj.linear_velocity[a:b],
+                traj.angular_velocity[a:b],
+            )
+            for a in range(0, n_rec, _KE_CHUNK)
+            for b in [min(a + _KE_CHUNK, n_rec)]
+        ]
+        or [np.zeros((0, len(rigid.mass)))]
+    )
+
+
+def hint_allowances(
+    scene: Scene, hints: list[Hint], duration: float, radii: np.ndarray
+) -> np.ndarray:
+    """Per body, the speed (m/s) its hints allow it before the run's fall: a hint's speed at its
+    moment, plus what friction takes from the motion it describes over the time before it in
+    forward time (``duration − at``): a slide decelerates by μ g (μ = the body's friction times
+    the largest other friction, PyBullet's product law), a roll by ρ g / r (ρ = PyBullet's
+    combination ρ_A μ_B + ρ_B μ_A, ``reverse/runs/contacts.py``; ``radii``: the bodies' radii,
+    :func:`reverse.runs.audit.body_radii`). A block that comes to rest sliding at 2 m/s after
+    1 s on μ = 0.3 was thrown at 4.9 m/s. Bounces and ``free`` hints allow their speed only
+    (``free``: none, its speed is a flag)."""
+    names = scene.body_names
+    mats = [b.material for b in scene.bodies]
+    mu = np.array([m.friction for m in mats])
+    rho = np.array([m.rolling_friction for m in mats])
+    g = float(np.linalg.norm(scene.gravity))
+    out = np.zeros(len(names))
+    for h in hints:
+        if h.kind == "free" or h.body not in names:
+            continue
+        j = names.index(h.body)
+        others = np.arange(len(names)) != j
+        before = max(float(duration) - float(h.at), 0.0)
+        decel = 0.0
+        if h.kind == "slide" and others.any():
+            decel = mu[j] * float(np.max(mu[others])) * g
+        elif h.kind == "roll" and others.any():
+            r = float(radii[j])
+            comb = float(np.max(rho[j] * mu[others] + rho[others] * mu[j]))
+            decel = comb * g / r if r > 0 else 0.0
+        out[j] = max(out[j], float(h.speed) + decel * before)
+    return out
+
+
+def _audit(scene: Scene, rigid: RigidBodies, traj: Trajectory, pairs, hints, dt):
+    """The physical audit of a reverse run's records (:func:`reverse.runs.audit.audit_run`,
+    the hints' allowances of :func:`hint_allowances`) and their mechanical energy (J)."""
+    names = scene.body_names
+    span = float(traj.time[-1]) if len(traj.time) else 0.0
+    hint_speed = hint_allowances(scene, hints, span, body_radii(rigid.mass, rigid.inertia))
+    d = traj.diagnostics
+    kinetic = _kinetic_per_body(rigid, traj)
+    energy = mechanical_energy(
+        rigid.mass, kinetic, rigid.force, traj.position, traj.linear_velocity, dt
+    )
+    audit = audit_run(
+        body_names=names,
+        time=traj.time,
+        position=traj.position,
+        linear_velocity=traj.linear_velocity,
+        angular_velocity=traj.angular_velocity,
+        kinetic=kinetic,
+        energy=energy,
+        mass=rigid.mass,
+        inertia=rigid.inertia,
+        force=rigid.force,
+        gravity=np.asarray(scene.gravity, dtype=float),
+        dt=dt,
+        overlap_bodies=d["overlap_bodies"],
+        overlap_static=d["overlap_static"],
+        control_energy=d["control_energy"],
+        overlap_pairs=pairs,
+        hint_speed=hint_speed,
+    )
+    return audit, energy
 
 
 def run_forward_mirror(
@@ -690,6 +802,18 @@ def stitch_forward(reverse: Trajectory, scene: Scene, duration: float, dt: float
             extra = ke
         elif key == "contact_count":
             extra = np.asarray(fwd.diagnostics.get("contact_count", np.full(m + 1, np.nan)))[tail]
+        elif key == "mechanical_energy":
+            per_body = kinetic_energy(
+                mass, inertia, fwd.orientation[tail], fwd.linear_velocity[tail],
+                fwd.angular_velocity[tail],
+            )
+            force = mass[:, None] * np.asarray(scene.gravity, dtype=float)
+            for k, b in enumerate(scene.bodies):
+                if mass[k] > 0 and b.force is not None:
+                    force[k] += b.force
+            extra = mechanical_energy(
+                mass, per_body, force, fwd.position[tail], fwd.linear_velocity[tail], dt
+            )
         else:
             extra = np.zeros(m)
         diag[key] = np.concatenate([values, extra])

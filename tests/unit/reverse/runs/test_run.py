@@ -33,7 +33,7 @@ def test_preallocated_records_are_the_stacked_states():
     rigid = RigidBodies(("a", "b", "c"), np.array([1.0, 0.0, 2.0]),
                         np.stack([np.diag(rng.uniform(0.1, 1, 3)) for _ in range(n)]),
                         np.zeros((n, 3)), np.zeros((n, 3)))  # fmt: skip
-    rows = [[0.0] * 10] * T
+    rows = [[0.0] * (len(run_module.DIAGNOSTICS) - 1)] * T
     fields = ("position", "orientation", "linear_velocity", "angular_velocity")
     stacked = {f: np.stack([getattr(s, f) for s in states]) for f in fields}
     from workbench.sim.observers import kinetic_energy
