@@ -198,9 +198,14 @@ class StoreSchema(RecordShape):
             if any(s < 1 for s in shape):
                 raise StoreError(f"parameter {key!r}: shape {shape} has an empty dimension")
             param_shapes[key] = shape
-        for key in param_shapes:
-            for other in param_shapes:
-                if other.startswith(key + "/"):
+        # a key that is a folder of another ("a/b" and "a/b/c"): each key's proper prefixes
+        # looked up, linear in the keys (the pairwise check took 6 s for 1000 spheres' 3000
+        # parameters; issue 39, case 5)
+        for other in param_shapes:
+            parts = other.split("/")
+            for cut in range(1, len(parts)):
+                key = "/".join(parts[:cut])
+                if key in param_shapes:
                     raise StoreError(f"parameter {key!r} clashes with parameter {other!r}")
         object.__setattr__(self, "time", time)
         object.__setattr__(self, "body_names", body_names)
