@@ -425,4 +425,3 @@ def _problems(a: Audit) -> list[str]:
                 f"the {allowed:.3g} {unit} its fall and hints allow"
             )
     return out
-

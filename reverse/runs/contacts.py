@@ -62,7 +62,6 @@ _APART = 1e4
 _GRID_CLEARANCE = 1.0
 
 
-
 class ContactDetector:
     """Contacts of a scene's bodies at any configuration.
 
@@ -77,10 +76,6 @@ class ContactDetector:
         Turns the friction pyramid of each contact by a random angle about its normal (the
         pyramid's orientation is otherwise an arbitrary world-based choice); contacts with a
         sliding velocity or a user direction are aligned with it anyway.
-    margin : float, optional
-        Report points up to this gap (m) instead of ``touch_tolerance`` (the speculative contacts
-        of :attr:`reverse.step.types.StepSettings.keep_apart`; the stepper keeps those its step
-        closes).
     persist : bool
         Contact persistence for box–box pairs (off by default: detection as PyBullet gives it).
         When a pair of a moving box and a fixed box-shaped body (a box, or the plane's box)
@@ -100,13 +95,9 @@ class ContactDetector:
         touch_tolerance: float = TOUCH_TOLERANCE,
         rng: np.random.Generator | None = None,
         persist: bool = False,
-        margin: float | None = None,
     ):
         self.engine = Engine(scene, visual=False, plane_as_box=True, mass_overrides=mass_overrides)
         self.touch_tolerance = float(touch_tolerance)
-        #: Farthest gap reported (m): the touch tolerance, or a wider ``margin`` for the
-        #: speculative contacts of :attr:`reverse.step.types.StepSettings.keep_apart`.
-        self.margin = self.touch_tolerance if margin is None else max(float(margin), self.touch_tolerance)
         self.rng = rng
         self.persist = bool(persist)
         #: Box-shaped bodies (a plane is collided as a box): a moving one's pairs with a fixed
@@ -290,7 +281,7 @@ class ContactDetector:
         eng.detect_collisions()
         t2 = time.perf_counter()
         # the six fields as arrays (no tuple per point)
-        found = eng.contact_arrays(max_distance=self.margin)
+        found = eng.contact_arrays(max_distance=self.touch_tolerance)
         t3 = time.perf_counter()
         contacts = self._contact_set(*found)
         timing = self.timing

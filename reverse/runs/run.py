@@ -26,7 +26,6 @@ from reverse.runs.contacts import ContactDetector
 from reverse.step.dynamics import RigidBodies
 from reverse.step.joints import JointModel
 from reverse.step.stepper import Stepper, StepReport, StepSettings
-from reverse.step.types import KEEP_APART_MARGIN
 from workbench.errors import SceneError
 from workbench.scene.model import WORLD, Scene
 from workbench.sim.forward import Overlap, run_scene
@@ -315,8 +314,7 @@ def build_stepper(
 ) -> tuple[Stepper, ContactDetector, State]:
     check_reversible(scene)
     rng = None if seed is None else np.random.default_rng(seed)
-    margin = KEEP_APART_MARGIN if settings.keep_apart else None
-    detector = ContactDetector(scene, rng=rng, persist=persist_contacts, margin=margin)
+    detector = ContactDetector(scene, rng=rng, persist=persist_contacts)
     state = initial_state(scene, detector)
     return stepper_on(scene, detector, settings, state, free_override), detector, state
 
@@ -804,7 +802,10 @@ def stitch_forward(reverse: Trajectory, scene: Scene, duration: float, dt: float
             extra = np.asarray(fwd.diagnostics.get("contact_count", np.full(m + 1, np.nan)))[tail]
         elif key == "mechanical_energy":
             per_body = kinetic_energy(
-                mass, inertia, fwd.orientation[tail], fwd.linear_velocity[tail],
+                mass,
+                inertia,
+                fwd.orientation[tail],
+                fwd.linear_velocity[tail],
                 fwd.angular_velocity[tail],
             )
             force = mass[:, None] * np.asarray(scene.gravity, dtype=float)

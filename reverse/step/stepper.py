@@ -59,7 +59,7 @@ from reverse.step.islands import (
 )
 from reverse.step.joints import JointModel
 from reverse.step.rolling import remove_slip, slip_decay
-from reverse.step.types import TOUCH_TOLERANCE, IslandReport, StepReport, StepSettings
+from reverse.step.types import IslandReport, StepReport, StepSettings
 from workbench.sim.state import State
 
 __all__ = [
@@ -162,14 +162,6 @@ def _kinetic(rigid: RigidBodies, q: np.ndarray, velocity: np.ndarray) -> float:
         0.5 * np.sum(rigid.mass[m] * np.einsum("ni,ni->n", v, v))
         + 0.5 * np.einsum("ni,nij,nj->", w, iw, w)
     )
-
-
-def _touching(contacts: ContactSet) -> ContactSet:
-    """``contacts`` within :data:`TOUCH_TOLERANCE` (a detector with a margin reports farther
-    ones for :meth:`Stepper._closing`; forward steps and surveys take only touching ones)."""
-    if not len(contacts) or not np.any(contacts.distance > TOUCH_TOLERANCE):
-        return contacts
-    return contacts.subset(np.flatnonzero(contacts.distance <= TOUCH_TOLERANCE))
 
 
 # ----------------------------------------------------------------------------- heuristics
@@ -322,7 +314,6 @@ class Stepper:
         rep.timing["integration"] += t1 - t0
         if contacts is None:
             contacts = self.contact_source(x, q)
-        contacts = self._closing(contacts, x, velocity)
         record_overlaps(contacts, rep)
         if s.slip_damping > 0:  # §4 "Rolling": round bodies roll without slipping backward
             velocity = remove_slip(
@@ -340,8 +331,6 @@ class Stepper:
         contacts = self._blend_restitution(contacts, rep)
         if s.joint_unit_restitution:
             contacts = self._articulated_restitution(contacts)
-        if s.keep_apart:
-            contacts = self._bounce_apart(contacts, x, velocity, rep)
         g, pref, pref_roll = (None, None, None)
         if goals is not None:
             g, pref, pref_roll = goals(contacts, x, velocity)
@@ -379,7 +368,6 @@ class Stepper:
         if contacts is None:
             contacts = self.contact_source(x, q)
             contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular)
-        contacts = _touching(contacts)
         record_overlaps(contacts, rep)
         rep.timing["contacts"] += time.perf_counter() - t1
         move = self._solve("forward", x, q, velocity, contacts, None, rep)
@@ -407,7 +395,7 @@ class Stepper:
         velocity[~rigid.moving] = 0.0
         # an isolated detection (reverse.runs.contacts.ContactDetector.fresh) where the source has
         # one
-        contacts = _touching(getattr(self.contact_source, "fresh", self.contact_source)(x, q))
+        contacts = getattr(self.contact_source, "fresh", self.contact_source)(x, q)
         record_overlaps(contacts, rep)
         n, nc = len(rigid.mass), len(contacts)
         rep.contacts = nc
@@ -440,48 +428,6 @@ class Stepper:
             mine = ((a >= 0) & members[np.maximum(a, 0)]) | ((b >= 0) & members[np.maximum(b, 0)])
             rep.islands.append(IslandReport(len(bodies), int(mine.sum()), 0, "none", 0, "", 0.0))
         return rep
-
-    # ------------------------------------------------------------------ keeping bodies apart
-    def _closing(self, contacts: ContactSet, x: np.ndarray, velocity: np.ndarray) -> ContactSet:
-        """The contacts of a backward step: those within :data:`TOUCH_TOLERANCE`, and with
-        :attr:`StepSettings.keep_apart` the farther ones (a detector with a margin reports them)
-        whose gap the step's backward travel closes, ``h v_n > d`` (``v_n`` separating at the
-        end of the step: approaching backward)."""
-        if not len(contacts):
-            return contacts
-        far = contacts.distance > TOUCH_TOLERANCE
-        if not far.any():
-            return contacts
-        keep = ~far
-        if self.settings.keep_apart:
-            v, _ = _relative(contacts.subset(np.flatnonzero(far)), x, velocity)
-            vn = np.einsum("ij,ij->i", v, contacts.normal[far])
-            keep[far] = self.settings.dt * vn > contacts.distance[far]
-        return contacts.subset(np.flatnonzero(keep))
-
-    def _bounce_apart(
-        self, contacts: ContactSet, x: np.ndarray, velocity: np.ndarray, rep: StepReport
-    ) -> ContactSet:
-        """:attr:`StepSettings.keep_apart` (2): a contact separating at the end of the step
-        (``v_n > δ``) too slowly for a bounce of its restitution (``v_n < e ε``, or ``e = 0``)
-        gets the restitution ``min(1, v_n / ε)`` for this step, so that the backward LCP's
-        elastic branch (Eq. 7, ``g_n = v_n / e``) makes the bodies approach at ε before it
-        rather than move on into each other. A factor 1 + 1e-9 on ε keeps ``v_n / e ≥ ε`` past
-        the round-off of the LCP's own ``J u``."""
-        if not len(contacts):
-            return contacts
-        s = self.settings
-        v, _ = _relative(contacts, x, velocity)
-        vn = np.einsum("ij,ij->i", v, contacts.normal)
-        alpha = contacts.restitution
-        cut = s.epsilon * (1.0 + 1e-9)
-        slow = (vn > s.delta) & ((alpha <= 0) | (vn < cut * alpha))
-        if not slow.any():
-            return contacts
-        lowered = alpha.copy()
-        lowered[slow] = np.minimum(1.0, vn[slow] / cut)
-        rep.kept_apart += int(slow.sum())
-        return replace(contacts, restitution=lowered)
 
     # ------------------------------------------------------------------ heuristics (§4)
     def _constrained(self, contacts: ContactSet) -> np.ndarray:

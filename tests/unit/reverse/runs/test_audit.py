@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reverse.goals.hints import Hint
 from reverse.runs.audit import (
     SPEED_FLOOR,
     AuditLimits,
@@ -18,7 +19,6 @@ from reverse.runs.audit import (
     mechanical_energy,
 )
 from reverse.runs.run import hint_allowances, run_reverse
-from reverse.goals.hints import Hint
 from workbench.scene.model import scene_from_dict
 
 G = np.array([0.0, 0.0, -9.81])
