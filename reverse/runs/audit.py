@@ -114,6 +114,7 @@ class Audit:
     overlap_static_at: float
     overlap_static_body: str
     earliest_overlap: float
+    given_overlap: float
     energy_gain: float
     energy_gain_span: tuple[float, float]
     control_energy: float
@@ -163,6 +164,13 @@ class Audit:
             + f"; limit {_mm(lim.overlap)}",
             f"  earliest state overlap: {_mm(self.earliest_overlap)} "
             f"(limit {_mm(lim.earliest_overlap)})",
+        ]
+        if self.given_overlap > 0:
+            out.append(
+                f"  the scene's own state overlaps by {_mm(self.given_overlap)}: the limits "
+                "count from there"
+            )
+        out += [
             f"  mechanical energy gained (forward): {self.energy_gain:.4g} J, of which the "
             f"velocity controls injected {self.control_energy:.4g} J (limit {gain_limit:.3g} J "
             f"= {100 * lim.energy_fraction:g} % of the peak kinetic energy "
@@ -195,6 +203,7 @@ class Audit:
             "overlap_static_at_s": self.overlap_static_at,
             "overlap_static_body": self.overlap_static_body,
             "earliest_overlap_m": self.earliest_overlap,
+            "given_overlap_m": self.given_overlap,
             "energy_gain_J": self.energy_gain,
             "energy_gain_span_s": list(self.energy_gain_span),
             "control_energy_J": self.control_energy,
@@ -343,6 +352,11 @@ def audit_run(
         if a >= 0 and os_[ks] > 0:
             static_name = body_names[a]
     earliest = float(max(ob[0], os_[0])) if len(ob) else 0.0
+    # the last record is the scene's own state: an overlap there is the user's, not the past's
+    # (``workbench reverse`` warns about it); below the earliest-state limit it is contact depth
+    given = float(max(ob[-1], os_[-1], 0.0)) if len(ob) else 0.0
+    if given <= limits.earliest_overlap:
+        given = 0.0
     if energy is None:
         energy = mechanical_energy(mass, kinetic, force, position, linear_velocity, dt)
     gain, i, j = largest_rise(energy)
@@ -367,6 +381,7 @@ def audit_run(
         overlap_static_at=float(time[ks]) if len(os_) else 0.0,
         overlap_static_body=static_name,
         earliest_overlap=earliest,
+        given_overlap=given,
         energy_gain=gain,
         energy_gain_span=(float(time[i]), float(time[j])) if len(time) else (0.0, 0.0),
         control_energy=controls,
@@ -385,7 +400,12 @@ def _problems(a: Audit) -> list[str]:
     lim = a.limits
     out = []
     deepest = max(a.overlap_bodies, a.overlap_static)
-    if deepest > lim.overlap:
+    given = (
+        f", counted from the {_mm(a.given_overlap)} of the scene's own state"
+        if a.given_overlap > 0
+        else ""
+    )
+    if deepest > lim.overlap + a.given_overlap:
         if a.overlap_bodies >= a.overlap_static:
             first, second = a.overlap_bodies_pair
             who = f"{first} inside {second}" if first else "two bodies inside each other"
@@ -396,11 +416,13 @@ def _problems(a: Audit) -> list[str]:
                 f"{who} inside a static body by {_mm(a.overlap_static)} at "
                 f"t = {a.overlap_static_at:.4g} s"
             )
-        out.append(f"bodies pass through each other ({what}; limit {_mm(lim.overlap)})")
-    if a.earliest_overlap > lim.earliest_overlap:
+        out.append(
+            f"bodies pass through each other ({what}; limit {_mm(lim.overlap)}{given})"
+        )
+    if a.earliest_overlap > lim.earliest_overlap + a.given_overlap:
         out.append(
             f"the earliest state overlaps by {_mm(a.earliest_overlap)} (limit "
-            f"{_mm(lim.earliest_overlap)}): released there, bodies would be pushed apart"
+            f"{_mm(lim.earliest_overlap)}{given}): released there, bodies would be pushed apart"
         )
     limit = max(lim.energy_fraction * a.peak_kinetic, ENERGY_FLOOR)
     if a.energy_gain > limit:

@@ -687,12 +687,34 @@ def hint_allowances(
     return out
 
 
+def final_state_allowances(scene: Scene, speed: np.ndarray) -> np.ndarray:
+    """Per body, the speed (m/s) its motion in the scene's own state allows it before: the final
+    speed ``speed`` divided by the smallest restitution its contacts can have (PyBullet's product
+    of the two bodies' restitutions). A forward collision of restitution e leaves at most e times
+    the approach speed along the normal (Twigg & James 2008 Eq. 7), so one collision before the
+    final state can have had the body at ``speed / e``; the scene's velocities are given data,
+    like hints (``scenes/crash.py``: a pair separating at 0.5 m/s after a collision of e = 0.09
+    approached at 5.5 m/s). A body at rest allows nothing; restitution 0 allows any speed."""
+    e = np.array([b.material.restitution for b in scene.bodies], dtype=float)
+    speed = np.asarray(speed, dtype=float)
+    out = np.zeros(len(e))
+    for j in np.flatnonzero(speed > 0):
+        others = np.arange(len(e)) != j
+        e_min = float(e[j] * np.min(e[others])) if others.any() else 1.0
+        out[j] = speed[j] / e_min if e_min > 0 else np.inf
+    return out
+
+
 def _audit(scene: Scene, rigid: RigidBodies, traj: Trajectory, pairs, hints, dt):
     """The physical audit of a reverse run's records (:func:`reverse.runs.audit.audit_run`,
-    the hints' allowances of :func:`hint_allowances`) and their mechanical energy (J)."""
+    the allowances of the hints, :func:`hint_allowances`, and of the scene's own velocities,
+    :func:`final_state_allowances`) and their mechanical energy (J)."""
     names = scene.body_names
     span = float(traj.time[-1]) if len(traj.time) else 0.0
     hint_speed = hint_allowances(scene, hints, span, body_radii(rigid.mass, rigid.inertia))
+    if len(traj.time):
+        final_speed = np.linalg.norm(traj.linear_velocity[-1], axis=1)
+        hint_speed = np.maximum(hint_speed, final_state_allowances(scene, final_speed))
     d = traj.diagnostics
     kinetic = _kinetic_per_body(rigid, traj)
     energy = mechanical_energy(
