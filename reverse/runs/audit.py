@@ -40,6 +40,7 @@ __all__ = [
     "allowed_speeds",
     "body_radii",
     "largest_rise",
+    "summary_lines",
 ]
 
 #: Per-record diagnostics the audit reads (and a reverse run stores): the deepest overlaps (m),
@@ -146,42 +147,7 @@ class Audit:
 
     def lines(self) -> list[str]:
         """The audit as a few lines for a terminal (``workbench reverse``, ``inspect``)."""
-        lim = self.limits
-        a, b = self.overlap_bodies_pair
-        name_v, v, v_ok = self.worst_speed()
-        name_w, w, w_ok = self.worst_spin()
-        gain_limit = lim.energy_fraction * self.peak_kinetic
-        out = [
-            f"audit: {'passed' if self.passed else 'FAILED'}",
-            f"  deepest overlap, bodies: {_mm(self.overlap_bodies)}"
-            + (f" ({a}–{b} at t = {self.overlap_bodies_at:.4g} s)" if a else "")
-            + f"; static: {_mm(self.overlap_static)}"
-            + (
-                f" ({self.overlap_static_body} at t = {self.overlap_static_at:.4g} s)"
-                if self.overlap_static_body
-                else ""
-            )
-            + f"; limit {_mm(lim.overlap)}",
-            f"  earliest state overlap: {_mm(self.earliest_overlap)} "
-            f"(limit {_mm(lim.earliest_overlap)})",
-        ]
-        if self.given_overlap > 0:
-            out.append(
-                f"  the scene's own state overlaps by {_mm(self.given_overlap)}: the limits "
-                "count from there"
-            )
-        out += [
-            f"  mechanical energy gained (forward): {self.energy_gain:.4g} J, of which the "
-            f"velocity controls injected {self.control_energy:.4g} J (limit {gain_limit:.3g} J "
-            f"= {100 * lim.energy_fraction:g} % of the peak kinetic energy "
-            f"{self.peak_kinetic:.4g} J)",
-            f"  peak speed {float(np.max(self.peak_speed, initial=0.0)):.3g} m/s; against its "
-            f"allowance worst {name_v} {v:.3g} m/s (allowed {v_ok:.3g})",
-            f"  peak spin {float(np.max(self.peak_spin, initial=0.0)):.3g} rad/s; against its "
-            f"allowance worst {name_w} {w:.3g} rad/s (allowed {w_ok:.3g})",
-        ]
-        out += [f"  problem: {p}" for p in self.problems]
-        return out
+        return summary_lines(self.summary())
 
     def summary(self) -> dict:
         """The figures as JSON-ready numbers (the reverse file's ``audit`` attribute)."""
@@ -216,6 +182,46 @@ class Audit:
 
     def to_json(self) -> str:
         return json.dumps(self.summary(), sort_keys=True)
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """An audit's :meth:`Audit.summary` (as a reverse file stores it) as a few lines."""
+    a = summary
+    lim = a["limits"]
+    pair = a["overlap_bodies_pair"]
+    v, w = a["worst_speed"], a["worst_spin"]
+    gain_limit = lim["energy_fraction"] * a["peak_kinetic_J"]
+    out = [
+        f"audit: {'passed' if a['passed'] else 'FAILED'}",
+        f"  deepest overlap, bodies: {_mm(a['overlap_bodies_m'])}"
+        + (f" ({pair[0]}–{pair[1]} at t = {a['overlap_bodies_at_s']:.4g} s)" if pair[0] else "")
+        + f"; static: {_mm(a['overlap_static_m'])}"
+        + (
+            f" ({a['overlap_static_body']} at t = {a['overlap_static_at_s']:.4g} s)"
+            if a["overlap_static_body"]
+            else ""
+        )
+        + f"; limit {_mm(lim['overlap_m'])}",
+        f"  earliest state overlap: {_mm(a['earliest_overlap_m'])} "
+        f"(limit {_mm(lim['earliest_overlap_m'])})",
+    ]
+    if a.get("given_overlap_m", 0.0) > 0:
+        out.append(
+            f"  the scene's own state overlaps by {_mm(a['given_overlap_m'])}: the limits "
+            "count from there"
+        )
+    out += [
+        f"  mechanical energy gained (forward): {a['energy_gain_J']:.4g} J, of which the "
+        f"velocity controls injected {a['control_energy_J']:.4g} J (limit {gain_limit:.3g} J "
+        f"= {100 * lim['energy_fraction']:g} % of the peak kinetic energy "
+        f"{a['peak_kinetic_J']:.4g} J)",
+        f"  peak speed {a['peak_speed_m_s']:.3g} m/s; against its allowance worst {v['body']} "
+        f"{v['peak_m_s']:.3g} m/s (allowed {v['allowed_m_s']:.3g})",
+        f"  peak spin {a['peak_spin_rad_s']:.3g} rad/s; against its allowance worst {w['body']} "
+        f"{w['peak_rad_s']:.3g} rad/s (allowed {w['allowed_rad_s']:.3g})",
+    ]
+    out += [f"  problem: {p}" for p in a["problems"]]
+    return out
 
 
 def _mm(x: float) -> str:
@@ -416,9 +422,7 @@ def _problems(a: Audit) -> list[str]:
                 f"{who} inside a static body by {_mm(a.overlap_static)} at "
                 f"t = {a.overlap_static_at:.4g} s"
             )
-        out.append(
-            f"bodies pass through each other ({what}; limit {_mm(lim.overlap)}{given})"
-        )
+        out.append(f"bodies pass through each other ({what}; limit {_mm(lim.overlap)}{given})")
     if a.earliest_overlap > lim.earliest_overlap + a.given_overlap:
         out.append(
             f"the earliest state overlaps by {_mm(a.earliest_overlap)} (limit "

@@ -62,11 +62,6 @@ _APART = 1e4
 _GRID_CLEARANCE = 1.0
 
 
-#: Fast bodies per block of :meth:`ContactDetector.near`'s bounding-box test (a block of 256
-#: against 4,000 bodies is a 3 MB boolean array).
-_NEAR_CHUNK = 256
-
-
 class ContactDetector:
     """Contacts of a scene's bodies at any configuration.
 
@@ -115,16 +110,6 @@ class ContactDetector:
         eng = self.engine
         self.static = np.array([f.mass == 0 for f in eng.frames])
         self.moving = np.flatnonzero(~self.static)  # placed before every contact query
-        #: Spheres (:meth:`near`: their spin does not move their surface outward).
-        self.round = np.array([b.shape.type == "sphere" for b in scene.bodies])
-        #: The pairs of the last query (codes of :meth:`_pair_codes`), and of the last contact
-        #: set built (scene indices).
-        self._seen = np.zeros(0, dtype=int)
-        self._pairs = np.zeros((0, 2), dtype=int)
-        #: |g| (m/s²), for the reach of :meth:`near`.
-        self.gravity = float(np.linalg.norm(scene.gravity))
-        #: The static bodies and their bounding boxes (:meth:`near`), found at its first call.
-        self._static_boxes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.principal = np.array([f.principal for f in eng.frames])
         mats = [b.material for b in scene.bodies]
         self.mu = np.array([m.friction for m in mats])
@@ -198,78 +183,6 @@ class ContactDetector:
             )
             box = np.concatenate([box, np.ones(len(kept), dtype=bool)])
         self._remember(found, box, position, orientation)
-        return found
-
-    def _pair_codes(self, pairs: np.ndarray) -> np.ndarray:
-        """One integer per unordered pair of scene bodies (k, 2)."""
-        n = len(self.static)
-        pairs = np.asarray(pairs, dtype=int).reshape(-1, 2)
-        return np.min(pairs, axis=1) * n + np.max(pairs, axis=1)
-
-    def near(self, velocity: np.ndarray, dt: float) -> ContactSet:
-        """Speculative contacts at the configuration of the last query: the closest points, with
-        a gap, of the pairs of bodies that may meet within a step ``dt`` at ``velocity`` (n, 6:
-        linear, angular), as contacts like the query's.
-
-        A moving body's reach is how far a point of it can travel over the step,
-        ``dt (|v| + |ω| R + dt |g|)`` (``R`` bounds the distance of its points from its centre
-        of mass: half its bounding box's diagonal plus the centre's offset from the box's; the
-        last term the change of ``v`` by gravity over the step); a body at rest reaches nothing.
-
-        Candidate pairs are those whose bounding boxes, grown by their reaches, overlap, and
-        that have at least one moving body with a reach and no point in the last query (they
-        are in the step already); each
-        pair's closest points are PyBullet's (:meth:`workbench.sim.engine.Engine.closest_arrays`)
-        up to the sum of the two reaches. The pyramid turns draw from the detector's generator
-        as the query's do."""
-        velocity = np.asarray(velocity, dtype=float)
-        n = len(self.static)
-        speed = np.linalg.norm(velocity[:, :3], axis=1)
-        spin = np.linalg.norm(velocity[:, 3:], axis=1)
-        astir = ~self.static & ((speed > 0) | (spin > 0))
-        if not astir.any():
-            return ContactSet.empty()
-        eng = self.engine
-        if self._static_boxes is None:
-            fixed = np.flatnonzero(self.static)
-            self._static_boxes = (fixed, *eng.aabbs(fixed))
-        fixed, flo, fhi = self._static_boxes
-        mlo, mhi = eng.aabbs(self.moving)
-        com = self._placed[:, :3] if self._placed is not None else 0.5 * (mlo + mhi)
-        extent = 0.5 * np.linalg.norm(mhi - mlo, axis=1)
-        extent += np.linalg.norm(com - 0.5 * (mlo + mhi), axis=1)
-        extent[self.round[self.moving]] = 0.0  # a ball's turn moves no point of it outward
-        reach = np.zeros(n)
-        m = self.moving
-        reach[m] = dt * (speed[m] + spin[m] * extent + dt * self.gravity)
-        reach[~astir] = 0.0
-        fast = np.flatnonzero(astir)
-        lo, hi = np.empty((n, 3)), np.empty((n, 3))
-        lo[fixed], hi[fixed], lo[self.moving], hi[self.moving] = flo, fhi, mlo, mhi
-        lo, hi = lo - reach[:, None], hi + reach[:, None]
-        pairs = []
-        for start in range(0, len(fast), _NEAR_CHUNK):
-            i = fast[start : start + _NEAR_CHUNK]
-            hit = np.all((lo[i][:, None] <= hi[None]) & (lo[None] <= hi[i][:, None]), axis=2)
-            hit[np.arange(len(i)), i] = False
-            ii, jj = np.nonzero(hit)
-            a, b = i[ii], jj
-            # each pair once: a moving partner that is itself fast keeps the pair as (min, max)
-            once = self.static[b] | (reach[b] <= 0) | (a < b)
-            pairs.append(np.column_stack([a[once], b[once]]))
-        pairs = np.concatenate(pairs)
-        if len(pairs):
-            pairs = pairs[~np.isin(self._pair_codes(pairs), self._seen)]
-        if not len(pairs):
-            return ContactSet.empty()
-        # every point of the pairs the query did not report (PyBullet's sphere pairs touch in its
-        # detection only at a distance ≤ 0: those within the touch tolerance are here too)
-        a, b, pa, pb, normal, dist = eng.closest_arrays(pairs, reach[pairs].sum(axis=1))
-        if not len(a):
-            return ContactSet.empty()
-        box = self._box  # the last query's, which persistence reads
-        found = self._contact_set(a, b, pa, pb, normal, dist)
-        self._box = box
         return found
 
     def _remember(self, contacts: ContactSet, box: np.ndarray, position, orientation) -> None:
@@ -371,7 +284,6 @@ class ContactDetector:
         found = eng.contact_arrays(max_distance=self.touch_tolerance)
         t3 = time.perf_counter()
         contacts = self._contact_set(*found)
-        self._seen = self._pair_codes(self._pairs) if len(contacts) else np.zeros(0, dtype=int)
         timing = self.timing
         timing["place"] += t1 - t0
         timing["detect"] += t2 - t1
@@ -383,7 +295,6 @@ class ContactDetector:
         """The detected points (PyBullet's fields as arrays, scene body indices) as contacts:
         without the pairs of two static bodies, in PyBullet's order, A the moving body."""
         self._box = np.zeros(0, dtype=bool)
-        self._pairs = np.zeros((0, 2), dtype=int)
         if not len(a):
             return ContactSet.empty()
         keep = ~(self.static[a] & self.static[b])
@@ -413,7 +324,6 @@ class ContactDetector:
         # box_stack5 with --attract, seed 2, box5 leaving box4 at 9.5 µm after a step), and
         # stacking runs stay as PyBullet reports them
         self._box = self.boxlike[a] & self.boxlike[b] & self.static[b]
-        self._pairs = np.column_stack([a, b])  # scene indices, static ones kept (near)
         return ContactSet(
             body_a=a,
             body_b=body_b,

@@ -164,79 +164,6 @@ def _kinetic(rigid: RigidBodies, q: np.ndarray, velocity: np.ndarray) -> float:
     )
 
 
-#: Rounds of :meth:`Stepper.backward` with :attr:`StepSettings.keep_apart`: after a solve, the
-#: pairs the solved velocity closes that were not in the step's problem join it and the step is
-#: solved again, at most this many times.
-KEEP_APART_ROUNDS = 2
-
-#: The speculative query's reach (:meth:`reverse.runs.contacts.ContactDetector.near`) is that of
-#: this multiple of the velocity at ``t``: a step's solve may speed a body up (a bounce divides
-#: a speed by the restitution, Eq. 7), and a pair it closes beyond the reach costs a round.
-KEEP_APART_REACH = 2.0
-
-
-def concat_contacts(a: ContactSet, b: ContactSet) -> ContactSet:
-    """The contacts of ``a`` followed by those of ``b``."""
-    if not len(b):
-        return a
-    if not len(a):
-        return b
-    return ContactSet(**{k: np.concatenate([v, getattr(b, k)]) for k, v in a.__dict__.items()})
-
-
-def _among(found: ContactSet, contacts: ContactSet) -> np.ndarray:
-    """Per contact of ``found``, whether ``contacts`` holds it already (the same bodies and
-    point: a pair's closest points at one configuration are the same each time they are asked
-    for)."""
-    if not len(found) or not len(contacts):
-        return np.zeros(len(found), dtype=bool)
-    have = {
-        (a, b, *p)
-        for a, b, p in zip(
-            contacts.body_a.tolist(), contacts.body_b.tolist(), contacts.point.tolist(), strict=True
-        )
-    }
-    return np.array(
-        [
-            (a, b, *p) in have
-            for a, b, p in zip(
-                found.body_a.tolist(), found.body_b.tolist(), found.point.tolist(), strict=True
-            )
-        ],
-        dtype=bool,
-    )
-
-
-def _joined(
-    contacts: ContactSet,
-    g: Goals | None,
-    attract: np.ndarray | None,
-    extra: ContactSet,
-    goal_n: np.ndarray,
-) -> tuple[ContactSet, Goals | None, np.ndarray | None]:
-    """A step's contacts, goals and attraction flags followed by the speculative contacts
-    ``extra`` with their normal goals ``goal_n`` (no tangential or rolling goals, not the
-    user's, never attracting)."""
-    if not len(extra):
-        return contacts, g, attract
-    n = len(extra)
-    if g is None:
-        g = Goals.zeros(len(contacts))
-    z = Goals.zeros(n)
-    explicit = None
-    if g.explicit is not None:
-        explicit = np.concatenate([g.explicit, np.zeros(n, dtype=bool)])
-    g = Goals(
-        np.concatenate([g.normal, goal_n]),
-        np.concatenate([g.tangential, z.tangential]),
-        np.concatenate([g.rolling, z.rolling]),
-        explicit,
-    )
-    if attract is not None:
-        attract = np.concatenate([attract, np.zeros(n, dtype=bool)])
-    return concat_contacts(contacts, extra), g, attract
-
-
 # ----------------------------------------------------------------------------- heuristics
 def blend_weight(elapsed: float, duration: float) -> float:
     """Weight of restitution 1 after an elastic collision ``elapsed`` seconds ago (reverse time):
@@ -404,7 +331,7 @@ class Stepper:
         contacts = self._blend_restitution(contacts, rep)
         if s.joint_unit_restitution:
             contacts = self._articulated_restitution(contacts)
-        if s.keep_apart:
+        if s.bounce_apart:
             contacts = self._bounce_apart(contacts, x, velocity, rep)
         g, pref, pref_roll = (None, None, None)
         if goals is not None:
@@ -421,38 +348,8 @@ class Stepper:
                 at_rest = (speed <= s.delta) & (spin <= s.delta_angular)
                 attract = between_held(contacts, constrained & at_rest, rigid.moving)
         contacts = align_tangents(contacts, x, velocity, s.delta, s.delta_angular, pref, pref_roll)
-        near = getattr(self.contact_source, "near", None) if s.keep_apart else None
-        import os
-        if near is not None:
-            # the bodies' speculative contacts (StepSettings.keep_apart) join with no goals of
-            # their own
-            reach = velocity * float(os.environ.get("KA_REACH", KEEP_APART_REACH))
-            extra, goal_n = self._speculative(near(reach, s.dt), x, velocity, velocity, rep)
-            contacts, g, attract = _joined(contacts, g, attract, extra, goal_n)
         rep.timing["contacts"] += time.perf_counter() - t1
         new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep, attract)
-        import os
-        for _round in range(int(os.environ.get("KA_ROUNDS", KEEP_APART_ROUNDS)) if near is not None else 0):
-            # pairs beyond the first query's reach that the solved velocity closes join too,
-            # and the step is solved again; a round whose LCP fails is undone (the step keeps
-            # the last problem it solved)
-            found = near(new_velocity * KEEP_APART_REACH, s.dt)
-            closes = self._closes(found, x, new_velocity) & ~_among(found, contacts)
-            if not closes.any():
-                break
-            found = found.subset(np.flatnonzero(closes))
-            extra, goal_n = self._speculative(found, x, velocity, new_velocity, rep)
-            before = (contacts, g, attract, new_velocity, list(rep.islands), rep.branches)
-            failed = rep.failed
-            contacts, g, attract = _joined(contacts, g, attract, extra, goal_n)
-            rep.islands.clear()  # the islands of the last solve are the step's
-            new_velocity = self._solve("backward", x, q, velocity, contacts, g, rep, attract)
-            if os.environ.get("KA_DEBUG"):
-                print("round", _round, "extra", len(extra), "failed", rep.failed, failed, flush=True)
-            if rep.failed > failed:
-                contacts, g, attract, new_velocity, rep.islands, rep.branches = before
-                rep.contacts, rep.contact_set = len(contacts), contacts
-                break
         self._record_elastic(contacts, rep)
         self.reverse_time += s.dt
         t2 = time.perf_counter()
@@ -534,66 +431,11 @@ class Stepper:
             rep.islands.append(IslandReport(len(bodies), int(mine.sum()), 0, "none", 0, "", 0.0))
         return rep
 
-    # ------------------------------------------------------------------ keeping bodies apart
-    def _speculative(
-        self,
-        found: ContactSet,
-        x: np.ndarray,
-        velocity: np.ndarray,
-        check: np.ndarray,
-        rep: StepReport,
-    ) -> tuple[ContactSet, np.ndarray]:
-        """The speculative contacts of :attr:`StepSettings.keep_apart` that take part in a step
-        (pairs apart by ``d``, :meth:`reverse.runs.contacts.ContactDetector.near`), and their
-        normal goals.
-
-        ``velocity`` is the velocity at ``t`` (the LCP's given, which classifies a contact,
-        Eq. 7–8); ``check`` the one whose backward travel is checked (:meth:`_closes`).
-
-        * A pair separating at ``t`` (``v_n > δ``) that the travel closes collided in the step:
-          a contact like a touching one (the restitution blend, and the bounce at the cut-off
-          of :meth:`_bounce_apart` for a slow separation), so Eq. 7 makes it approach before.
-        * A pair not separating at ``t`` is guarded: a frictionless row with the goal
-          ``g_n = −d / h`` (Eq. 8: ``v_n⁻ ≤ d / h``, the next backward step leaves it apart), no
-          restitution; it carries an impulse only where the other contacts' impulses would
-          drive it closed — as a forward engine's speculative contact does.
-        * A pair separating at ``t`` that the travel leaves apart takes no part (Eq. 7 would
-          make it bounce)."""
-        if not len(found):
-            return found, np.zeros(0)
-        v, _ = _relative(found, x, velocity)
-        vn = np.einsum("ij,ij->i", v, found.normal)
-        s = self.settings
-        collide = (vn > s.delta) & self._closes(found, x, check)
-        import os
-        guard = (vn <= s.delta) & (os.environ.get("KA_GUARD", "1") == "1")
-        hit = found.subset(np.flatnonzero(collide))
-        hit = self._blend_restitution(hit, rep)
-        if s.joint_unit_restitution:
-            hit = self._articulated_restitution(hit)
-        hit = self._bounce_apart(hit, x, velocity, rep)
-        hit = align_tangents(hit, x, velocity, s.delta, s.delta_angular)
-        held = found.subset(np.flatnonzero(guard))
-        zero = np.zeros(len(held))
-        held = replace(held, friction=zero, rolling=zero, spinning=zero, restitution=zero)
-        rep.speculative += len(hit) + len(held)
-        goal_n = np.concatenate([np.zeros(len(hit)), -held.distance / s.dt])
-        return concat_contacts(hit, held), goal_n
-
-    def _closes(self, contacts: ContactSet, x: np.ndarray, velocity: np.ndarray) -> np.ndarray:
-        """Per contact, whether moving back over one step at ``velocity`` closes its gap:
-        ``h v_n > d`` (``v_n`` the relative normal velocity at the contact point, separating
-        positive: backward the bodies approach), to first order in the step."""
-        if not len(contacts):
-            return np.zeros(0, dtype=bool)
-        v, _ = _relative(contacts, x, velocity)
-        vn = np.einsum("ij,ij->i", v, contacts.normal)
-        return self.settings.dt * vn > contacts.distance
-
+    # ------------------------------------------------------------------ bouncing apart
     def _bounce_apart(
         self, contacts: ContactSet, x: np.ndarray, velocity: np.ndarray, rep: StepReport
     ) -> ContactSet:
-        """:attr:`StepSettings.keep_apart` (2): a contact separating at the end of the step
+        """:attr:`StepSettings.bounce_apart`: a contact separating at the end of the step
         (``v_n > δ``) too slowly for a bounce of its restitution (``v_n < e ε``, or ``e = 0``)
         gets the restitution ``min(1, v_n / ε)`` for this step, so that the backward LCP's
         elastic branch (Eq. 7, ``g_n = v_n / e``) makes the bodies approach at ε before it
@@ -611,7 +453,7 @@ class Stepper:
             return contacts
         lowered = alpha.copy()
         lowered[slow] = np.minimum(1.0, vn[slow] / cut)
-        rep.kept_apart += int(slow.sum())
+        rep.bounced_apart += int(slow.sum())
         return replace(contacts, restitution=lowered)
 
     # ------------------------------------------------------------------ heuristics (§4)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from reverse.runs.audit import summary_lines
 from workbench.store import describe
 
 __all__ = ["add_inspect_parser", "cmd_inspect"]
@@ -58,6 +59,10 @@ def _format_description(info: dict) -> str:
     )
     if info.get("failed"):
         lines.append(f"  failed: {info['failed']}")
+    if attrs.get("time_reversed"):
+        lines.append("  time reversed: a reverse run (its records go forward in time to the scene)")
+    if attrs.get("audit"):  # reverse runs: the physical audit (reverse/runs/audit.py)
+        lines += ["  " + line for line in summary_lines(json.loads(attrs["audit"]))]
     t = info.get("time", {})
     if t:
         lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('stop')} s")

@@ -145,7 +145,9 @@ def add_reverse_parser(sub) -> None:
         metavar="RULE[,RULE]",
         help="contact rules: persist (a moving box keeps its vanished contacts with a fixed box "
         "within the touch tolerance), joint-unit-restitution (restitution 1 between jointed "
-        "bodies), no-free-to-bounce (goals may start any body, not only those free to bounce)",
+        "bodies), no-free-to-bounce (goals may start any body, not only those free to bounce), "
+        "bounce-apart (contacts separating below the restitution cut-off bounce at it instead "
+        "of moving on into each other backward)",
     )
     g.add_argument(
         "--energy-limit",
@@ -251,6 +253,7 @@ def cmd_reverse(args) -> int:
         linear_damping=args.linear_damping,
         joint_unit_restitution=args.joint_unit_restitution,
         slip_damping=args.slip_damping,
+        bounce_apart=args.bounce_apart,
     )
     options = {
         "duration": args.duration,
@@ -290,6 +293,7 @@ CONTACT_RULES = {
     "persist": ("persist_contacts", True),
     "joint-unit-restitution": ("joint_unit_restitution", True),
     "no-free-to-bounce": ("free_to_bounce", False),
+    "bounce-apart": ("bounce_apart", True),
 }
 
 
@@ -297,6 +301,7 @@ def _parse_contacts(args) -> None:
     """``--contacts RULE[,RULE]`` as ``args.persist_contacts``, ``args.joint_unit_restitution``
     and ``args.free_to_bounce``; a one-line error naming an unknown rule."""
     args.persist_contacts, args.joint_unit_restitution, args.free_to_bounce = False, False, True
+    args.bounce_apart = False
     for rule in filter(None, (r.strip() for r in args.contacts.split(","))):
         if rule not in CONTACT_RULES:
             raise SceneError(
@@ -408,6 +413,8 @@ def _single(args, path, scene, options, attrs, out) -> int:
         result = run_reverse(scene, seed=args.seed, progress=advance, **options)
     traj = result.trajectory
     attrs = {**attrs, "reverse_duration": float(traj.time[-1])}
+    if result.audit is not None:
+        attrs["audit"] = result.audit.to_json()
     if options["markov"] is not None:
         attrs["markov_seed"] = str(result.markov_entropy)
         attrs["markov_transitions"] = result.markov_transitions
@@ -436,6 +443,8 @@ def _single(args, path, scene, options, attrs, out) -> int:
     )
     failed = int(np.sum(traj.diagnostics["lcp_failed"]))
     fallbacks = int(np.sum(traj.diagnostics["lcp_fallbacks"]))
+    if not args.quiet and result.audit is not None:
+        print("\n".join(result.audit.lines()))
     if traj.status != "ok":
         print(
             f"workbench reverse: {path}: {traj.message}; wrote {out} with {traj.n_times} states "

@@ -485,9 +485,9 @@ def run_ensemble(
     """
     # here, not at the top: workers and the Markov training import this module for
     # run_realization and bounded_map, and need neither the scene loader (pydantic, YAML) nor h5py
-    from workbench.store.lock import OutputLock
     from workbench.scene.loader import scene_to_json
     from workbench.store import BatchWriter, StoreSchema, TrajectoryStore
+    from workbench.store.lock import OutputLock
 
     out = Path(out)
     if n < 1:

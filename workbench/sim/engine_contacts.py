@@ -101,26 +101,6 @@ class ContactQueries(EngineBase):
         )
         return float(min((pt[8] for pt in pts), default=max_distance))
 
-    def closest_arrays(
-        self, pairs: np.ndarray, max_distance: np.ndarray
-    ) -> tuple[np.ndarray, ...]:
-        """PyBullet's closest points of the body pairs ``pairs`` (k, 2) (scene indices), each up
-        to its ``max_distance`` (k,) apart, m, as :meth:`contact_arrays`' six arrays (signed
-        distances: positive for a gap). The speculative contacts of the reverse stepper: its
-        contact detection keeps no point with a gap (sphere pairs never have one)."""
-        get, uids, client = self._p.getClosestPoints, self._uids, self._client
-        pts: list = []
-        for (a, b), d in zip(np.asarray(pairs).tolist(), np.asarray(max_distance).tolist()):
-            pts.extend(get(uids[a], uids[b], d, physicsClientId=client))
-        return contact_arrays(pts, self._uid_lookup)
-
-    def aabbs(self, bodies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper corners, shape (k, 3), m, of the world bounding boxes of ``bodies``."""
-        get, uids, client = self._p.getAABB, self._uids, self._client
-        boxes = [get(uids[j], physicsClientId=client) for j in np.asarray(bodies).tolist()]
-        flat = np.asarray(boxes, dtype=float).reshape(len(boxes), 2, 3)
-        return flat[:, 0], flat[:, 1]
-
     def aabb(self, j: int) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper corners, shape (3,), m, of body ``j``'s world bounding box."""
         lo, hi = self._p.getAABB(self._uids[j], physicsClientId=self._client)

@@ -120,6 +120,26 @@ _DIAGNOSTICS: dict[str, tuple[str, str]] = {
         "reverse runs: largest residual of the backward orientation solve of that step "
         "(quaternion components)",
     ),
+    "overlap_bodies": (
+        "m",
+        "reverse runs: deepest interpenetration of two moving bodies at the record's "
+        "configuration (the physical audit, reverse/runs/audit.py)",
+    ),
+    "overlap_static": (
+        "m",
+        "reverse runs: deepest interpenetration of a moving body into a static one at the "
+        "record's configuration (the physical audit)",
+    ),
+    "control_energy": (
+        "J",
+        "reverse runs: mechanical energy the velocity controls (damping, slip removal, "
+        "restitution blend) injected, in forward time, into the step that led to the record",
+    ),
+    "mechanical_energy": (
+        "J",
+        "reverse runs: kinetic plus potential energy of the moving bodies in the form the "
+        "semi-implicit Euler step keeps exactly in free flight (reverse/runs/audit.py)",
+    ),
 }
 
 #: Observer quantities (workbench/scene/model.py, OBSERVER_QUANTITIES): frame and description.

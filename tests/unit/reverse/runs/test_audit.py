@@ -166,7 +166,9 @@ def _scene_two_blocks():
     )
 
 
-def _two_balls(overlap: float, vz: float = 0.0):
+def _two_balls(overlap: float, vz: float = 0.0, vx: float = 0.0):
+    """Balls a and b side by side along x, ``overlap`` into each other (negative: a gap), both
+    moving at ``vz`` along z, a at −``vx`` and b at +``vx`` along x (apart)."""
     r = 0.05
     return scene_from_dict(
         {
@@ -177,14 +179,14 @@ def _two_balls(overlap: float, vz: float = 0.0):
                     "shape": {"type": "sphere", "radius": r},
                     "mass": 1.0,
                     "position": [0.0, 0.0, 1.0],
-                    "linear_velocity": [0.0, 0.0, vz],
+                    "linear_velocity": [-vx, 0.0, vz],
                 },
                 {
                     "name": "b",
                     "shape": {"type": "sphere", "radius": r},
                     "mass": 1.0,
                     "position": [2 * r - overlap, 0.0, 1.0],
-                    "linear_velocity": [0.0, 0.0, vz],
+                    "linear_velocity": [vx, 0.0, vz],
                 },
             ],
         },
@@ -192,14 +194,24 @@ def _two_balls(overlap: float, vz: float = 0.0):
     )
 
 
-def test_a_run_whose_bodies_overlap_is_implausible_and_keeps_its_records():
-    res = run_reverse(_two_balls(0.02), duration=0.05)
+def test_a_run_whose_bodies_pass_through_each_other_is_implausible_and_keeps_its_records():
+    # 2 mm apart and flying apart at 3 m/s each: backward they close 50 mm in a 1/120 s step,
+    # and the step's configuration is placed before its contacts are found
+    res = run_reverse(_two_balls(-0.002, vx=3.0), duration=0.05)
     traj = res.trajectory
     assert traj.status == "implausible"
-    assert "a inside b by 20 mm" in traj.message or "b inside a by 20 mm" in traj.message
+    assert "a inside b" in traj.message or "b inside a" in traj.message
     assert len(traj.time) == 7  # every record kept
-    assert traj.diagnostics["overlap_bodies"][-1] == pytest.approx(0.02, abs=1e-6)
+    assert np.max(traj.diagnostics["overlap_bodies"]) > 0.01
+    assert traj.diagnostics["overlap_bodies"][-1] == 0.0  # the scene's own state is apart
     assert not res.audit.passed
+
+
+def test_the_overlap_of_the_scenes_own_state_is_the_users_and_counted_as_given():
+    res = run_reverse(_two_balls(0.02), duration=0.05)
+    assert res.audit.given_overlap == pytest.approx(0.02, abs=1e-6)
+    assert res.trajectory.status == "ok", res.trajectory.message
+    assert any("scene's own state overlaps by 20 mm" in line for line in res.audit.lines())
 
 
 def test_a_free_fall_backward_is_plausible_and_stores_its_energy():
