@@ -8,30 +8,28 @@ bounce out of the bins and scatter; replayed forward (``workbench replay``) they
 roll into place. The default text "LOREM IPSUM" has 155 lit cells × 25 balls = 3875 balls (the
 paper: 3037 balls spelling "Lorem ipsum dolor sit amet...").
 
-    workbench reverse scenes/spelling_balls.py --hints script --duration 3 \\
-        --set ground_friction=10 --set ground_restitution=0.9 --set wall_friction=0 \\
-        --set rolling_friction=0.001 --slip-damping inf \\
-        --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
-    workbench reverse scenes/spelling_balls.py --set text=HI --set per_side=3 --hints script \\
-        --duration 2 --restitution-blend 0.2 --angular-damping 2 -o hi.h5 && workbench replay hi.h5
+    workbench reverse scenes/spelling_balls.py -o spelling.h5          # the scene's own settings
+    workbench reverse scenes/spelling_balls.py --set text=HI --set per_side=3 --duration 2 \\
+        -o hi.h5 && workbench replay hi.h5
 
 (``benchmarks/spelling.py`` runs the full scene and reports its cost.) The plausibility controls
 matter here: backward, every elastic collision divides a speed by the restitution and every
 slipping contact slips faster (Twigg & James §4), so without them a 3 s run ends with balls at
-tens of metres per second; with the blend and the damping alone the earliest state has balls at
-a few m/s — spinning at 110 rad/s (median; 718 at most), for slip grows without bound backward
-(§4 "Rolling"). The first command is the plausible one (:data:`ROLLING`, docs/reverse.md): the balls
-roll without slipping on the ground (``--slip-damping inf``, ``reverse/rolling.py``), collide
-with each other elastically and without friction, and touch frictionless walls, while each
-ball–ground contact keeps its friction 0.1 and restitution 0.9; its rolling friction is halved to
-0.001 m. Its earliest state: speeds 0.60 / 1.78 m/s and spins 23 / 71 rad/s (median / max).
+tens of metres per second. The scene carries the settings that keep that in check
+(:data:`REVERSE`, used by ``workbench reverse`` unless its command line says otherwise), and its
+default materials are :data:`ROLLING`: the balls roll without slipping on the ground
+(``slip_damping`` inf, ``reverse/step/rolling.py``), collide with each other elastically and
+without friction, and touch frictionless walls, while each ball–ground contact keeps its friction
+0.1 and restitution 0.9 and a rolling friction of 0.001 m; slow separations bounce at the
+restitution cut-off. The physical audit still marks the "LO" run ``implausible``: balls pass
+up to 14 mm into each other (docs/studies/keep-apart.md).
 
 Why the balls do not touch: a gap of ``gap`` between neighbours keeps each resting ball its own
 contact island (ball, ground), so a backward step solves many 1-ball LCPs rather than one LCP per
 bin; balls touch once they move. Materials: restitution 0.9 (ball) × 1 (ground, walls) — close
 to one, which limits the backward energy growth (§4 "Rapid velocity growth") — friction 0.1
 (a slipping contact gains (1 + 5/2) μ g of slip per second backward: low friction keeps that
-small) and rolling friction 0.002 (so a resting ball can start rolling backward, §4 "Rolling").
+small) and rolling friction 0.001 (so a resting ball can start rolling backward, §4 "Rolling").
 Contact settings as in ``reverse_landing.yaml`` so that PyBullet's replay agrees with the
 stepper.
 """
@@ -53,15 +51,29 @@ from workbench.scene.parts import (
 #: Default text: 155 lit cells in the 5 × 7 font.
 TEXT = "LOREM IPSUM"
 
-#: The parameters of the plausible run (module docstring; docs/reverse.md "Spelling balls"): the
-#: ball–ground contact as by default (friction 0.1, restitution 0.9), ball–ball contacts
-#: frictionless (1e-4) and elastic (1), walls frictionless, rolling friction 0.001 m. With
-#: ``StepSettings(slip_damping=math.inf)`` (``--slip-damping inf``) and the default controls.
+#: The materials of the plausible run, the defaults of :func:`build` (module docstring;
+#: docs/reverse.md "Spelling balls"): the ball–ground contact with friction 0.1 and restitution
+#: 0.9, ball–ball contacts frictionless (1e-4) and elastic (1), walls frictionless, rolling
+#: friction 0.001 m; with the settings of :data:`REVERSE`.
 ROLLING = {
     "ground_friction": 10.0,
     "ground_restitution": 0.9,
     "wall_friction": 0.0,
     "rolling_friction": 0.001,
+}
+
+
+#: The reverse settings the scene carries (``workbench reverse`` uses them unless told
+#: otherwise; docs/reverse.md, "Plausibility controls"): the script's hints, balls rolling
+#: without slipping on the ground, the restitution blend and backward damping of Twigg & James
+#: §4, and the bounce at the restitution cut-off (docs/studies/keep-apart.md).
+REVERSE = {
+    "hints": "script",
+    "slip_damping": float("inf"),
+    "restitution_blend": 0.2,
+    "angular_damping": 2.0,
+    "linear_damping": 0.3,
+    "contacts": ["bounce-apart"],
 }
 
 
@@ -85,12 +97,12 @@ def build(
     ball_mass: float = 0.03,
     restitution: float = 0.9,
     friction: float = 0.1,
-    rolling_friction: float = 0.002,
+    rolling_friction: float = 0.001,
     dt: float = 1.0 / 120.0,
     duration: float = 3.0,
-    ground_friction: float = 1.0,
-    ground_restitution: float = 1.0,
-    wall_friction: float = 1.0,
+    ground_friction: float = 10.0,
+    ground_restitution: float = 0.9,
+    wall_friction: float = 0.0,
 ):
     """The final state: bins and resting balls.
 
@@ -113,7 +125,8 @@ def build(
     dt, duration : float
         Step and default run length, s.
     ground_friction, ground_restitution : float
-        The ground's own friction and restitution (default 1, PyBullet's neutral elements). The
+        The ground's own friction and restitution (1 is PyBullet's neutral element; the
+        defaults are :data:`ROLLING`'s). The
         balls' own friction, rolling friction and restitution are ``friction``,
         ``rolling_friction`` and ``restitution`` divided by them, so a ball on the ground keeps
         exactly ``friction``, ``rolling_friction`` and ``restitution`` while two balls meet with
@@ -122,8 +135,8 @@ def build(
         ball–ball friction 1e-4 and rolling friction 4e-6 m, so collisions between balls
         exchange no spin; ``ground_restitution=0.9`` makes them elastic (restitution 1).
     wall_friction : float
-        The walls' friction (default 1): 0 makes ball–wall contacts frictionless, with no rolling
-        friction either (ρ_ball · 0 + 0 · μ_ball).
+        The walls' friction (default 0, :data:`ROLLING`): 0 makes ball–wall contacts
+        frictionless, with no rolling friction either (ρ_ball · 0 + 0 · μ_ball).
     """
     per_side = int(per_side)
     for name, value in (
@@ -202,7 +215,7 @@ def build(
         f"Spelling balls: {n} balls at rest in {len(cells)} bins spelling {text!r} "
         "(final state for workbench reverse)"
     )
-    return reverse_scene(description, bodies, dt, duration)
+    return reverse_scene(description, bodies, dt, duration, reverse=REVERSE)
 
 
 def hints(

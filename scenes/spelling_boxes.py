@@ -118,7 +118,10 @@ def build(
         f"Spelling boxes: {len(centres)} boxes at rest spelling {text!r} "
         "(final state for workbench reverse, Twigg & James 2008 Fig. 11)"
     )
-    return reverse_scene(description, bodies, dt, duration)
+    # the reverse settings it carries: its hints, elastic micro-collisions and the bounce at the
+    # restitution cut-off (docs/reverse.md, "Spelling boxes")
+    reverse = {"hints": "script", "restitution_blend": 1.0, "contacts": ["bounce-apart"]}
+    return reverse_scene(description, bodies, dt, duration, reverse=reverse)
 
 
 def hints(**parameters):

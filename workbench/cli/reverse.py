@@ -59,8 +59,10 @@ A body at rest stays at rest backward unless a hint says how it arrived (--hints
 `at`: the reverse time (s before the final state) the hint acts at (0); {body: NAME, free: false}
 keeps a body from ever starting. --hints script calls the scene script's hints(**parameters);
 --markov TABLE lets bodies leave the ground backward as often as forward runs land. The
-plausibility controls (Twigg & James sec. 4) are off by default, which keeps each step an exact
-mirror of a forward one. Per-step diagnostics are stored under /diagnostics and /reverse/islands.
+plausibility controls (Twigg & James sec. 4) are off unless the scene's `reverse:` section sets
+them (the demos do; an option given here wins), which keeps each step an exact mirror of a
+forward one. Every run is audited (overlaps, energy gained, speeds); one that breaks physics is
+written and marked 'implausible' (exit 1). Diagnostics: /diagnostics and /reverse/islands.
 
 --samples K runs K seeded runs (run i: SeedSequence(seed, spawn_key=(i,)), whatever --workers),
 rejects those that fail, pass --energy-limit or have failed LCPs, and keeps the --keep k with
@@ -86,8 +88,7 @@ examples:
       --seed 1 --verify -o verified_pasts.h5
   workbench reverse box_stack5 --markov markov_block --duration 2 --attract --contacts persist \\
       --seed 0 -o stack5.h5
-  workbench reverse spelling_balls --hints script --duration 3 \\
-      --restitution-blend 0.2 --angular-damping 2 --linear-damping 0.3 -o spelling.h5
+  workbench reverse spelling_balls --set text=LO --hints script --duration 3 -o lo.h5
 """
 
 
@@ -127,21 +128,20 @@ def add_reverse_parser(sub) -> None:
     g = rv.add_argument_group("plausibility controls (Twigg & James sec. 4)")
     for name, meta, what in (
         ("--restitution-blend", "S", "after an elastic collision, restitution 1 blended back "
-         "over S s (0)"),
-        ("--angular-damping", "C", "backward angular damping rate, 1/s (0)"),
-        ("--linear-damping", "C", "backward linear damping rate, 1/s (0)"),
+         "over S s"),
+        ("--angular-damping", "C", "backward angular damping rate, 1/s"),
+        ("--linear-damping", "C", "backward linear damping rate, 1/s"),
         ("--slip-damping", "C", "round bodies' slip at their static supports decays backward "
-         "at rate C, 1/s (inf: they roll without slipping; 0)"),
+         "at rate C, 1/s (inf: they roll without slipping)"),
     ):  # fmt: skip
-        g.add_argument(name, type=float, default=0.0, metavar=meta, help=what)
+        g.add_argument(name, type=float, metavar=meta, help=what)
     g.add_argument(
         "--attract",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="constrained bodies may take a negative normal force (stacks hold)",
     )
     g.add_argument(
         "--contacts",
-        default="",
         metavar="RULE[,RULE]",
         help="contact rules: persist (a moving box keeps its vanished contacts with a fixed box "
         "within the touch tolerance), joint-unit-restitution (restitution 1 between jointed "
@@ -190,14 +190,35 @@ def add_reverse_parser(sub) -> None:
     rv.set_defaults(func=cmd_reverse)  # fmt: skip
 
 
+def _scene_defaults(args, scene) -> None:
+    """Options the command line leaves unset take the scene's ``reverse:`` section
+    (:class:`workbench.scene.model.ReverseDefaults`), then the defaults (controls off)."""
+    given = scene.reverse
+    if args.duration is None:
+        args.duration = given.duration
+    if args.dt is None:
+        args.dt = given.dt
+    if args.hints is None:
+        args.hints = given.hints
+    for name in ("restitution_blend", "angular_damping", "linear_damping", "slip_damping"):
+        if getattr(args, name) is None:
+            setattr(args, name, getattr(given, name))
+    if args.attract is None:
+        args.attract = given.attract
+    if args.contacts is None:
+        args.contacts = ",".join(given.contacts)
+
+
 def cmd_reverse(args) -> int:
     path, overrides, scene = load_scene_arguments(args)
+    _scene_defaults(args, scene)
     if args.duration is None:
         if "duration" not in scene.settings.model_fields_set:
             raise SceneError(
                 "--duration",
                 "",
-                "expected how far back to step, s (the scene sets no settings.duration)",
+                "expected how far back to step, s (the scene sets neither reverse.duration nor "
+                "settings.duration)",
             )
         args.duration = scene.settings.duration
     _parse_energy_limit(args)

@@ -75,6 +75,7 @@ __all__ = [
     # defined here
     "Scene",
     "Settings",
+    "ReverseDefaults",
     "Observer",
     "OBSERVER_QUANTITIES",
     "MAX_GRAVITY",
@@ -233,6 +234,45 @@ class Settings(StrictModel):
         return int(round(self.duration / self.dt))
 
 
+#: ``--contacts`` rules of ``workbench reverse`` a scene's ``reverse.contacts`` may name.
+CONTACT_RULES = ("persist", "joint-unit-restitution", "no-free-to-bounce", "bounce-apart")
+
+
+class ReverseDefaults(StrictModel):
+    """The reverse settings that make a scene's pasts plausible, carried by the scene
+    (``reverse:``): ``workbench reverse`` uses each where its command line gives none, so a demo's
+    plain command is its plausible one (docs/reverse.md, "Plausibility controls")."""
+
+    #: How far back to step, s (else ``settings.duration``), and the step, s (else
+    #: ``settings.dt``).
+    duration: PosFloat | None = None
+    dt: PosFloat | None = None
+    #: A hints file next to the scene, or ``script`` for a scene script's ``hints()``.
+    hints: str | None = None
+    restitution_blend: NonNegFloat = 0.0
+    angular_damping: NonNegFloat = 0.0
+    linear_damping: NonNegFloat = 0.0
+    #: 1/s; ``.inf`` (YAML) or ``math.inf``: round bodies roll without slipping.
+    slip_damping: Annotated[float, Field(ge=0, allow_inf_nan=True)] = 0.0
+    attract: bool = False
+    contacts: list[str] = []
+
+    @field_validator("slip_damping")
+    @classmethod
+    def _not_nan(cls, v: float) -> float:
+        if math.isnan(v):
+            raise ValueError("a rate of at least 0 (or .inf), got nan")
+        return v
+
+    @field_validator("contacts")
+    @classmethod
+    def _known_rules(cls, v: list[str]) -> list[str]:
+        unknown = [r for r in v if r not in CONTACT_RULES]
+        if unknown:
+            raise ValueError(f"rules among {', '.join(CONTACT_RULES)}, got {unknown[0]!r}")
+        return v
+
+
 #: Largest magnitude of gravity, m/s^2 (about 1 000 g). The shipped scenes use 9.81; at this
 #: bound a body falls g dt^2 = 0.17 m in one step of the default dt (1/240 s), as far as a
 #: typical body is large, so contacts are no longer resolved; beyond it the state overflows
@@ -258,6 +298,8 @@ class Scene(StrictModel):
     #: names and bodies, read by ``workbench.analysis.output_spec.parse_outputs`` (sensitivity,
     #: any analysis that needs a scene's outputs).
     outputs: list[dict[str, Any]] = []
+    #: The reverse settings the scene's pasts need (:class:`ReverseDefaults`).
+    reverse: ReverseDefaults = ReverseDefaults()
 
     @field_validator("gravity")
     @classmethod

@@ -73,15 +73,24 @@ def cube(
 
 
 def reverse_scene(
-    description: str, bodies: list[dict], dt: float, duration: float, exact_contacts: bool = True
+    description: str,
+    bodies: list[dict],
+    dt: float,
+    duration: float,
+    exact_contacts: bool = True,
+    reverse: dict | None = None,
 ) -> dict:
     """The scene mapping of a reverse-run script: every step recorded and, with
     ``exact_contacts``, :data:`EXACT_CONTACT_SETTINGS` (so a PyBullet replay of the earliest state
-    follows the stepper's contact laws)."""
+    follows the stepper's contact laws); ``reverse``: the scene's reverse settings
+    (:class:`workbench.scene.model.ReverseDefaults`, the controls its pasts need)."""
     settings = {"dt": dt, "duration": duration, "record_every": 1}
     if exact_contacts:
         settings.update(EXACT_CONTACT_SETTINGS)
-    return {"description": description, "settings": settings, "bodies": bodies}
+    out = {"description": description, "settings": settings, "bodies": bodies}
+    if reverse:
+        out["reverse"] = dict(reverse)
+    return out
 
 
 def arrival_hints(

@@ -644,3 +644,42 @@ def test_restitution_blend_looks_up_pairs_as_the_per_contact_loop():
                 blended += 1
     assert blended == 6 and rep.blended == blended
     assert np.array_equal(out.restitution.view(np.int64), expected.view(np.int64))
+
+
+# ------------------------------------------------------------------------ bouncing apart
+def _slow_lift(bounce_apart: bool, alpha: float = 0.5, up: float = 0.05):
+    """A ball touching the ground, moving up at ``up`` m/s (below α ε = 0.1 m/s), stepped back
+    once with 1/120 s steps."""
+    rigid = sphere_rigid(r=0.1)
+    h = 1.0 / 120.0
+    contacts = contacts_at(lambda p: ground_contacts([[p[0], p[1], 0.0]], mu=0.0, alpha=alpha))
+    st = Stepper(rigid, contacts, StepSettings(h, bounce_apart=bounce_apart))
+    back, rep = st.backward(state1([0, 0, 0.1], v=[0, 0, up]))
+    return back, rep, h
+
+
+def test_a_slow_separation_moves_on_into_the_ground_without_bounce_apart():
+    back, rep, h = _slow_lift(False)
+    # Eq. 7 leaves the contact without impulse: the ball kept rising before, so one more step
+    # back puts it below the ground
+    assert rep.bounced_apart == 0
+    assert back.linear_velocity[0, 2] > 0
+    assert back.position[0, 2] - h * back.linear_velocity[0, 2] < 0.1
+
+
+def test_bounce_apart_makes_a_slow_separation_a_collision_at_the_cut_off():
+    back, rep, h = _slow_lift(True)
+    eps = StepSettings(h).epsilon
+    assert rep.bounced_apart == 1
+    # it approached at the cut-off ε before the step (Eq. 7 with restitution v_n / ε) ...
+    assert back.linear_velocity[0, 2] == pytest.approx(-eps, rel=1e-6)
+    # ... so the step before leaves it above the ground, and forward the collision lost energy
+    assert back.position[0, 2] - h * back.linear_velocity[0, 2] > 0.1
+    assert 0.5 * eps**2 > 0.5 * 0.05**2
+
+
+def test_bounce_apart_leaves_a_bounce_its_restitution_can_give_alone():
+    # 0.3 m/s up with α = 0.5: a bounce from 0.6 m/s (≥ ε): Eq. 7 already collides
+    back, rep, _ = _slow_lift(True, up=0.3)
+    assert rep.bounced_apart == 0
+    assert back.linear_velocity[0, 2] == pytest.approx(-0.6, rel=1e-6)

@@ -1,0 +1,187 @@
+"""Plausibility of the many-body reverse demos: the physical audit of each run beside the forward
+engine's confirmation of it (issue 35).
+
+For each demo (as ``docs/reverse.md`` gives it) the script runs the reverse stepper
+(:func:`reverse.runs.run.run_reverse`) and prints, per run:
+
+* the audit's figures (``reverse/runs/audit.py``): the deepest overlap between moving bodies and
+  into static ones over the run, the overlap at the earliest state, the forward mechanical energy
+  gained against its limit (1 % of the peak kinetic energy), and the verdict;
+* the moving bodies' peak speeds and spins over the run (median, 99th percentile, maximum);
+* the confirmation: PyBullet (:func:`reverse.runs.verify.forward_to_rest`, no settling) played
+  from the stored earliest state for the run's duration, and the share of moving bodies that end
+  within 1 cm (and 5 cm) of their place in the scene;
+* the wall time of the reverse run (one core, OpenBLAS single-threaded).
+
+Demos, each with the reverse settings its scene carries (``reverse:``, as ``workbench reverse``
+uses them) and the rest of the command docs/reverse.md gives: ``LO``
+(``scenes/spelling_balls.py`` with ``text=LO``, 3 s back), ``stack`` (``box_stack5`` with the
+``markov_block`` table, 2 s, attraction, seeds 0–4), ``bricks`` (``brick_stack``, its hints,
+2 s, attraction) and ``crash`` (``scenes/crash.py``, 0.6 s).
+
+Usage::
+
+    python benchmarks/plausibility_multibody.py                 # every demo
+    python benchmarks/plausibility_multibody.py --demo LO --bounce-apart
+
+``--bounce-apart`` adds :attr:`reverse.step.types.StepSettings.bounce_apart` to every run
+(``--contacts bounce-apart``). Not yet here: the issue's forward reference (a PyBullet pour or
+drop of the same bodies into the same arrangement, audited the same way).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from reverse.goals.hints import resolve_hints  # noqa: E402
+from reverse.goals.markov import load_model  # noqa: E402
+from reverse.runs.run import run_reverse  # noqa: E402
+from reverse.runs.verify import forward_to_rest  # noqa: E402
+from reverse.step.types import StepSettings  # noqa: E402
+from workbench.scene.catalog import find_data  # noqa: E402
+from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
+from workbench.sim.state import State  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Demo:
+    scene: str
+    duration: float
+    overrides: dict = field(default_factory=dict)
+    hints: str | None = None
+    markov: str | None = None
+    settings: dict = field(default_factory=dict)
+    seeds: tuple = (None,)
+
+
+DEMOS = {
+    "LO": Demo("scenes/spelling_balls.py", 3.0, {"text": "LO"}),
+    "stack": Demo(
+        "scenes/box_stack5.yaml",
+        2.0,
+        markov="markov_block",
+        settings={"attract": True},
+        seeds=(0, 1, 2, 3, 4),
+    ),
+    "bricks": Demo("scenes/brick_stack.py", 2.0, hints="script", settings={"attract": True}),
+    "crash": Demo("scenes/crash.py", 0.6),
+}
+
+
+def print_table(rows: list[dict]) -> None:
+    """Rows of equal keys as an aligned text table."""
+    if not rows:
+        return
+    keys = list(rows[0])
+    width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
+    head = "  ".join(k.ljust(width[k]) for k in keys)
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print("  ".join(str(r[k]).ljust(width[k]) for k in keys))
+
+
+def moving_bodies(scene) -> np.ndarray:
+    """Per body, whether it moves (not fixed, not a plane)."""
+    return np.array([not (b.fixed or b.shape.type == "plane") for b in scene.bodies])
+
+
+def confirmation(scene, earliest: State, final: State, duration: float) -> tuple[float, float]:
+    """Shares of the moving bodies that PyBullet, played from ``earliest`` for ``duration``,
+    brings within 1 cm and 5 cm of their place in ``final``."""
+    moving = np.flatnonzero(moving_bodies(scene)).tolist()
+    engine = Engine(scene, visual=False)
+    try:
+        out = forward_to_rest(engine, earliest, moving, duration, settle=0.0)
+    finally:
+        engine.close()
+    miss = np.linalg.norm(out.position - final.position[moving], axis=1)
+    miss[~np.isfinite(miss)] = np.inf
+    return float(np.mean(miss <= 0.01)), float(np.mean(miss <= 0.05))
+
+
+def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
+    path = REPO / demo.scene
+    scene = load_scene(path, overrides=demo.overrides or None)
+    given = scene.reverse  # the scene's own reverse settings, as `workbench reverse` uses them
+    option = demo.hints or given.hints
+    hints = resolve_hints(option, path, scene, sampled=False).hints if option else None
+    markov = load_model(find_data(demo.markov)) if demo.markov else None
+    rules = set(given.contacts) | ({"bounce-apart"} if bounce_apart else set())
+    settings = StepSettings(
+        given.dt or scene.settings.dt,
+        restitution_blend=given.restitution_blend,
+        angular_damping=given.angular_damping,
+        linear_damping=given.linear_damping,
+        slip_damping=given.slip_damping,
+        attract=given.attract,
+        bounce_apart="bounce-apart" in rules,
+        free_to_bounce="no-free-to-bounce" not in rules,
+        joint_unit_restitution="joint-unit-restitution" in rules,
+        **demo.settings,
+    )
+    rows = []
+    for seed in demo.seeds:
+        t0 = time.perf_counter()
+        res = run_reverse(
+            scene, duration=demo.duration, hints=hints, markov=markov, seed=seed, settings=settings
+        )
+        wall = time.perf_counter() - t0
+        traj, audit = res.trajectory, res.audit
+        moving = moving_bodies(scene)
+        speed = np.max(np.linalg.norm(traj.linear_velocity[:, moving], axis=2), axis=0)
+        spin = np.max(np.linalg.norm(traj.angular_velocity[:, moving], axis=2), axis=0)
+        earliest, final = traj.state(0), traj.state(len(traj.time) - 1)
+        near1, near5 = confirmation(scene, earliest, final, float(traj.time[-1]))
+        limit = audit.limits.energy_fraction * audit.peak_kinetic
+        rows.append(
+            {
+                "demo": name if seed is None else f"{name} s{seed}",
+                "status": traj.status,
+                "overlap mm (bodies/static)": f"{1e3 * audit.overlap_bodies:.3g} / "
+                f"{1e3 * audit.overlap_static:.3g}",
+                "earliest mm": f"{1e3 * audit.earliest_overlap:.3g}",
+                "speed m/s p50/p99/max": "/".join(
+                    f"{v:.3g}" for v in np.percentile(speed, [50, 99, 100])
+                ),
+                "spin rad/s p50/p99/max": "/".join(
+                    f"{v:.3g}" for v in np.percentile(spin, [50, 99, 100])
+                ),
+                "energy gain J (limit)": f"{audit.energy_gain:.3g} ({limit:.3g})",
+                "confirmed ≤1/≤5 cm": f"{100 * near1:.0f}% / {100 * near5:.0f}%",
+                "wall s": f"{wall:.1f}",
+            }
+        )
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--demo", choices=sorted(DEMOS), action="append", help="(default: all)")
+    ap.add_argument("--bounce-apart", action="store_true", help="StepSettings.bounce_apart on")
+    args = ap.parse_args(argv)
+    rows = []
+    for name in args.demo or list(DEMOS):
+        rows += run_demo(name, DEMOS[name], args.bounce_apart)
+        print(f"{name}: done", file=sys.stderr, flush=True)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
