@@ -63,6 +63,12 @@ def _format_description(info: dict) -> str:
         lines.append("  time reversed: a reverse run (its records go forward in time to the scene)")
     if attrs.get("audit"):  # reverse runs: the physical audit (reverse/runs/audit.py)
         lines += ["  " + line for line in summary_lines(json.loads(attrs["audit"]))]
+    if "confirmed_share" in attrs:  # reverse runs: reverse/runs/confirm.py
+        share = 100 * float(attrs["confirmed_share"])
+        lines.append(
+            f"  confirmation: PyBullet from the earliest state puts {share:.0f}% of the moving "
+            "bodies within 1 cm of their place (/reverse/confirmation)"
+        )
     t = info.get("time", {})
     if t:
         lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('stop')} s")

@@ -15,6 +15,7 @@ import numpy as np
 from reverse.goals.hints import late_hints, resolve_hints
 from reverse.goals.markov import load_model
 from reverse.runs import run as reverse_run
+from reverse.runs.confirm import Confirmation, confirm_run
 from reverse.runs.run import (
     plan_reverse_run,
     run_reverse,
@@ -444,12 +445,22 @@ def _single(args, path, scene, options, attrs, out) -> int:
         attrs["forward_from"] = float(result.trajectory.time[-1])
     wall = time.perf_counter() - t0
     datasets, described = {"reverse/islands": result.island_log}, {}
+    confirmation = None
+    past = result.trajectory
+    if past.status in ("ok", "implausible") and len(past.time) > 1:
+        confirmation = confirm_run(
+            scene, past.state(0), past.state(len(past.time) - 1), float(past.time[-1])
+        )
+        datasets["reverse/confirmation"] = confirmation.table()
+        described["reverse/confirmation"] = Confirmation.dataset_attrs()
+        attrs["confirmed_share"] = confirmation.share
     if args.verify is not None and traj.status == "ok":
         entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
-        more, described, more_attrs = _verify(
+        more, more_described, more_attrs = _verify(
             args, path, parse_overrides(args), [(0, traj)], entropy, scene
         )
         datasets.update(more)
+        described.update(more_described)
         attrs.update(more_attrs)
     write_trajectory(
         out,
@@ -466,6 +477,8 @@ def _single(args, path, scene, options, attrs, out) -> int:
     fallbacks = int(np.sum(traj.diagnostics["lcp_fallbacks"]))
     if not args.quiet and result.audit is not None:
         print("\n".join(result.audit.lines()))
+    if not args.quiet and confirmation is not None:
+        print(confirmation.line())
     if traj.status != "ok":
         print(
             f"workbench reverse: {path}: {traj.message}; wrote {out} with {traj.n_times} states "
