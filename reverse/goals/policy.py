@@ -216,11 +216,7 @@ class MarkovPolicy:
             return goals, pref, pref_roll
         hinted = np.zeros(k, dtype=bool)
         if isinstance(goals, Goals):
-            hinted = (
-                (goals.normal != 0)
-                | np.any(goals.tangential != 0, axis=1)
-                | np.any(goals.rolling != 0, axis=1)
-            )
+            hinted = goals.per_contact()
         bodies = np.unique(np.concatenate([contacts.body_a, contacts.body_b]))
         free = free_bodies(contacts, int(bodies.max()) + 1) if bodies.size else np.zeros(0, bool)
         for j in bodies[bodies >= 0]:

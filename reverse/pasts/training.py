@@ -49,6 +49,7 @@ from reverse.goals.markov import (
     speed_quantiles,
 )
 from reverse.goals.semi_markov import estimate_hazards
+from reverse.runs.run import count_text
 from reverse.runs.sampler import Pasts, RunRecord
 from reverse.runs.workers import fan_out, worker_world
 from workbench.errors import SceneError
@@ -411,14 +412,10 @@ def training_problem(n: int, duration: float, dt: float) -> str:
         return ""
     minutes = total / TRAIN_STEPS_PER_SECOND / 60.0
     return (
-        f"{n} runs of {duration:g} s at dt = {dt:g} s are {_count(total)} steps, about "
+        f"{n} runs of {duration:g} s at dt = {dt:g} s are {count_text(total)} steps, about "
         f"{minutes:.3g} min on one core at {TRAIN_STEPS_PER_SECOND:,} steps/s: above the bound "
         f"of {MAX_TRAIN_STEPS:,} steps"
     )
-
-
-def _count(n: float) -> str:
-    return f"{int(n):,}" if n < 1e15 else f"{n:.3g}"
 
 
 def _run_chunk(recipe, entropy: int, n_steps: int, kinematics: bool, indices):

@@ -233,11 +233,7 @@ class ContactDetector:
             return None
         idx, gap, normal = idx[ok], gap[ok], normal[ok]
         on_a, on_b = on_a[ok], on_b[ok]
-        t1 = tangent_basis(normal)
-        if self.rng is not None:
-            ang = self.rng.uniform(0.0, 2.0 * np.pi, len(idx))
-            t2 = np.cross(normal, t1)
-            t1 = np.cos(ang)[:, None] * t1 + np.sin(ang)[:, None] * t2
+        t1 = self._pyramid_tangents(normal)
         kept = c.subset(idx)
         return ContactSet(
             body_a=kept.body_a,
@@ -291,6 +287,16 @@ class ContactDetector:
         timing["post"] += time.perf_counter() - t3
         return contacts
 
+    def _pyramid_tangents(self, normal: np.ndarray) -> np.ndarray:
+        """First tangent of each contact's friction pyramid: :func:`tangent_basis`, turned about
+        the normal by a uniform random angle when the detector has a generator (``rng``)."""
+        t1 = tangent_basis(normal)
+        if self.rng is not None:
+            ang = self.rng.uniform(0.0, 2.0 * np.pi, len(normal))
+            t2 = np.cross(normal, t1)
+            t1 = np.cos(ang)[:, None] * t1 + np.sin(ang)[:, None] * t2
+        return t1
+
     def _contact_set(self, a, b, pa, pb, normal, dist) -> ContactSet:
         """The detected points (PyBullet's fields as arrays, scene body indices) as contacts:
         without the pairs of two static bodies, in PyBullet's order, A the moving body."""
@@ -313,11 +319,7 @@ class ContactDetector:
         rho = self.rho[a] * self.mu[b] + self.rho[b] * self.mu[a]
         spin = self.spin[a] * self.mu[b] + self.spin[b] * self.mu[a]
         rest = self.rest[a] * self.rest[b]
-        t1 = tangent_basis(normal)
-        if self.rng is not None:
-            ang = self.rng.uniform(0.0, 2.0 * np.pi, len(a))
-            t2 = np.cross(normal, t1)
-            t1 = np.cos(ang)[:, None] * t1 + np.sin(ang)[:, None] * t2
+        t1 = self._pyramid_tangents(normal)
         body_b = np.where(self.static[b], -1, b)
         # a moving box on a fixed box-shaped body (the ground) only: between two moving boxes
         # a pair also vanishes within the tolerance when they separate slowly (measured:

@@ -140,7 +140,8 @@ class RunPlan:
         took = (
             f"about {_duration(self.seconds)}{total} on one core and " if kind != "forward" else ""
         )
-        size = f"{_count(self.steps)} {kind} steps{each}, {took}{_bytes(self.memory)} of records"
+        records = _bytes(self.memory)
+        size = f"{count_text(self.steps)} {kind} steps{each}, {took}{records} of records"
         if self.steps > MAX_REVERSE_STEPS:
             return f"{size}: above the bound of {MAX_REVERSE_STEPS:,} steps"
         if self.memory > MAX_REVERSE_MEMORY:
@@ -166,7 +167,8 @@ def plan_reverse_run(
     return RunPlan(steps, seconds, memory, runs)
 
 
-def _count(n: float) -> str:
+def count_text(n: float) -> str:
+    """A count for a message: with thousands separators, or three digits when huge."""
     return f"{int(n):,}" if n < 1e15 else f"{n:.3g}"
 
 

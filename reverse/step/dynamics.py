@@ -266,6 +266,14 @@ class Goals:
             np.any(self.normal != 0) or np.any(self.tangential != 0) or np.any(self.rolling != 0)
         )
 
+    def per_contact(self) -> np.ndarray:
+        """Per contact, whether it has a goal (a normal, tangential or rolling one)."""
+        return (
+            (self.normal != 0)
+            | np.any(self.tangential != 0, axis=1)
+            | np.any(self.rolling != 0, axis=1)
+        )
+
 
 @dataclass
 class IslandSolution:

@@ -136,11 +136,7 @@ def awake_bodies(
     speed = np.linalg.norm(velocity[:, :3], axis=1)
     spin = np.linalg.norm(velocity[:, 3:], axis=1)
     active = moving & ((speed > delta) | (spin > delta_angular))
-    has_goal = (
-        (goals.normal != 0)
-        | np.any(goals.tangential != 0, axis=1)
-        | np.any(goals.rolling != 0, axis=1)
-    )
+    has_goal = goals.per_contact()
     # §4 "Stacking" with attraction: a body at rest on an attracting contact is held there
     # (glue: v_n and v_t at their goals). Pushes from free bodies and goals on their contacts
     # do not wake it — it is static for their island, which is what the glue would give it
