@@ -30,6 +30,7 @@ def falling_h5(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # ~13 s
 def test_help_lists_every_subcommand():
     import argparse
 
@@ -99,6 +100,7 @@ def test_inspect_text_and_json(falling_h5):
     assert info["n_completed"] == 1 and info["bodies"] == ["ball"]
 
 
+@pytest.mark.slow  # ~2 s
 def test_plot_writes_png(falling_h5, tmp_path):
     out = tmp_path / "h.png"
     r = wb("plot", falling_h5, "--observer", "height", "-o", out)
@@ -176,6 +178,7 @@ def _datasets(path):
     return out
 
 
+@pytest.mark.slow  # ~28 s for the 18 shipped scenes (1-3 s each)
 @pytest.mark.parametrize(
     "scene", [p for p in sorted(SCENES.glob("*.yaml")) if is_scene_file(p)], ids=lambda p: p.stem
 )

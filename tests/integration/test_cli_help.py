@@ -162,6 +162,7 @@ def test_progress_rejects_fractional_counts():
         ProgressBar(3.2, "s")
 
 
+@pytest.mark.slow  # ~2 s
 def test_ensemble_bar_counts_realizations(tmp_path):
     """A real ensemble's bar on stderr: "k/3" with whole k, never "k.0"."""
     r = wb("ensemble", "random_box", "-n", "3", "--seed", "1", "-o", tmp_path / "e.h5")

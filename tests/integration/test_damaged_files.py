@@ -349,6 +349,7 @@ def _read_all(path: Path, out: Path, capsys) -> None:
         TALLY[(reader, outcome)] = TALLY.get((reader, outcome), 0) + 1
 
 
+@pytest.mark.slow  # ~8 s
 @settings(
     max_examples=DAMAGE_EXAMPLES,
     derandomize=True,  # the same damaged files every run

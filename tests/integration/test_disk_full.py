@@ -96,6 +96,7 @@ def _assert_clean_failure(proc: subprocess.CompletedProcess, command: str) -> re
     return match
 
 
+@pytest.mark.slow  # ~18 s
 def test_ensemble_on_a_full_disk_keeps_what_finished_and_resumes(small_disk):
     out = small_disk / "x.h5"
     args = ("ensemble", "random_box", "-n", N, "--seed", 21, "-o", out, "--workers", 2)
@@ -127,6 +128,7 @@ UNCHECKED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # ~6 s
 def test_ensemble_survives_enospc_inside_hdf5(small_disk):
     out = small_disk / "x.h5"
     proc = subprocess.run(

@@ -64,6 +64,7 @@ def test_ensemble_file_contents(reference):
         assert np.all(np.linalg.eigvalsh(J) > 0)
 
 
+@pytest.mark.slow  # ~5 s
 def test_two_workers_bit_identical(reference, tmp_path):
     out = tmp_path / "w2.h5"
     r = wb("ensemble", SCENE, "-n", 12, "--seed", 7, "-o", out, "-q", "--workers", 2)
@@ -71,6 +72,7 @@ def test_two_workers_bit_identical(reference, tmp_path):
     assert_same_file(reference, out)
 
 
+@pytest.mark.slow  # ~10 s
 def test_dask_cluster_bit_identical(reference, tmp_path):
     pytest.importorskip("distributed")
     from workbench.ensemble.cluster import local_dask_cluster
@@ -82,6 +84,7 @@ def test_dask_cluster_bit_identical(reference, tmp_path):
     assert_same_file(reference, out)
 
 
+@pytest.mark.slow  # ~22 s
 def test_sigkill_and_resume_equal_uninterrupted_run(tmp_path):
     n, duration = 150, 0.3
     common = ["ensemble", SCENE, "-n", n, "--seed", 11, "-q", "--duration", duration]
@@ -103,6 +106,7 @@ def test_sigkill_and_resume_equal_uninterrupted_run(tmp_path):
     assert_same_file(ref, out)
 
 
+@pytest.mark.slow  # ~4 s
 def test_failing_realizations_are_recorded(tmp_path):
     scene = tmp_path / "sometimes.yaml"
     scene.write_text(
@@ -129,6 +133,7 @@ def test_failing_realizations_are_recorded(tmp_path):
         assert "mass" in f["message"].asstr()[int(np.argmax(status == "error"))]
 
 
+@pytest.mark.slow  # ~4 s
 def test_stats_and_plots(reference, tmp_path):
     r = wb("stats", reference)
     assert r.returncode == 0, r.stderr

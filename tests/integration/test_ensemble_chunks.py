@@ -55,6 +55,7 @@ def test_task_size_does_not_change_the_bytes(serial, tmp_path, monkeypatch, task
     assert _sha(out) == _sha(serial)
 
 
+@pytest.mark.slow  # ~3 s
 def test_pool_bytes_equal_serial_and_waiting_is_bounded(serial, tmp_path):
     out = tmp_path / "pool.h5"
     result = run_ensemble(SceneRef(str(SCENE), duration=DURATION), 60, out, entropy=3, workers=2)
@@ -65,6 +66,7 @@ def test_pool_bytes_equal_serial_and_waiting_is_bounded(serial, tmp_path):
     assert result.peak_waiting < 60
 
 
+@pytest.mark.slow  # ~4 s
 def test_sampler_hook_reaches_the_workers(serial, tmp_path):
     ref = SceneRef(str(SCENE), duration=DURATION)
     default = tmp_path / "default.h5"
@@ -146,6 +148,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # ~10 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_local_scheduler_flag_runs_on_dask_and_stops_it(serial, tmp_path):
     pytest.importorskip("distributed")
@@ -162,6 +165,7 @@ def test_local_scheduler_flag_runs_on_dask_and_stops_it(serial, tmp_path):
     assert _processes_with(marker) == [], "the local Dask cluster outlived the run"
 
 
+@pytest.mark.slow  # ~7 s
 def test_workers_auto_and_bad_workers(serial, tmp_path):
     out = tmp_path / "auto.h5"
     r = run_workbench("ensemble", SCENE, "-n", 60, "--seed", 3, "--duration", DURATION, "-q",

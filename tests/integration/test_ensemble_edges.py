@@ -176,6 +176,7 @@ def _alive(pids, pgid: int) -> set[int]:
     }
 
 
+@pytest.mark.slow  # ~5 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_no_worker_outlives_its_sigkilled_driver(tmp_path):
     driver = subprocess.Popen(
@@ -230,6 +231,7 @@ def test_a_malformed_scheduler_address_fails_at_once(tmp_path):
     assert seconds < 10, seconds
 
 
+@pytest.mark.slow  # ~3 s
 def test_an_unreachable_scheduler_fails_in_bounded_time(tmp_path):
     pytest.importorskip("distributed")
     import socket
@@ -254,6 +256,7 @@ def test_a_negative_seed_is_one_line():
     assert "--seed" in one_line(r.stderr)
 
 
+@pytest.mark.slow  # ~12 s for both
 @pytest.mark.parametrize("resume", [False, True], ids=["fresh", "resume"])
 def test_a_second_writer_is_refused(small, tmp_path, resume):
     from workbench.store.lock import OutputLock

@@ -22,6 +22,7 @@ T = np.array([1.05, 1.1, 1.5, 2.0, 3.0, 5.0])
 FIRST_ORDER_ERROR_5S = 1e-2
 
 
+@pytest.mark.slow  # ~3 s
 def test_scene_model_follows_eq4_and_is_smooth():
     with SceneModel(
         SCENES / "falling_object.yaml",
@@ -45,6 +46,7 @@ def test_scene_model_follows_eq4_and_is_smooth():
         assert np.all(m.evaluate(np.array([-0.01, 1.0])) == np.inf)  # no scene with c < 0
 
 
+@pytest.mark.slow  # ~6 s
 def test_pybullet_case4_map_within_1_percent_of_analytic():
     """Acceptance: the PyBullet model's case-4 MAP is within 1% of the analytic one (dt = 1e-3
     s; measured: c +0.017%, t0 +0.063% — PyBullet's first-order error acts like a delay of
@@ -67,6 +69,7 @@ def test_pybullet_case4_map_within_1_percent_of_analytic():
     np.testing.assert_allclose(lap.std, laplace(analytic, a.x).std, rtol=0.01)
 
 
+@pytest.mark.slow  # ~4 s
 def test_help_lists_infer_and_design():
     r = wb("--help")
     assert "infer" in r.stdout and "design" in r.stdout
@@ -75,6 +78,7 @@ def test_help_lists_infer_and_design():
         assert sub.returncode == 0 and "usage:" in sub.stdout
 
 
+@pytest.mark.slow  # ~4 s
 def test_infer_json_and_plots(tmp_path):
     out = tmp_path / "r.json"
     r = wb("infer", EX2, "--set", "case=3", "--json", "-o", out, "--plot", tmp_path / "figs")
@@ -96,6 +100,7 @@ def test_infer_text_for_four_parameters():
     assert "8.7363" in r.stdout and "0.9876" in r.stdout
 
 
+@pytest.mark.slow  # ~5 s
 def test_design_json(tmp_path):
     r = wb("design", EX1, "--n", "1..2", "--eta", "1", "10", "--json", "--plot", tmp_path)
     assert r.returncode == 0, r.stderr
@@ -151,6 +156,7 @@ def test_bad_data_and_sigma_are_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and "data.y: no column 'height'" in r.stderr
 
 
+@pytest.mark.slow  # ~2 s
 def test_singular_hessian_exits_1_and_says_so(tmp_path):
     (tmp_path / "prod.py").write_text("def product(x, a, b):\n    return a * b * x\n")
     (tmp_path / "d.csv").write_text("x,y\n1,3.01\n2,5.98\n3,9.02\n4,11.99\n")

@@ -447,6 +447,7 @@ FUZZ = settings(
 )
 
 
+@pytest.mark.slow  # ~5 s
 @FUZZ
 @given(case=hostile_scene())
 def test_fuzz_check_never_raises_hangs_or_bloats(fuzz_dir, case):

@@ -123,6 +123,7 @@ def test_non_converged_points_are_marked_and_exit_1(tmp_path, capsys):
     assert all(m for m, ok in zip(v["messages"], v["converged"], strict=True) if not ok)
 
 
+@pytest.mark.slow  # ~3 s
 def test_json_format_from_the_installed_command():
     proc = subprocess.run(
         [*WORKBENCH, "inverse", str(SPEC), "--json", "-q", "--set", "dA=0.6"],
@@ -145,6 +146,7 @@ def test_check_on_a_spec_points_to_the_right_command(capsys):
     assert len(err.splitlines()) == 1 and f"workbench inverse {SPEC}" in err, err
 
 
+@pytest.mark.slow  # ~22 s
 def test_pybullet_spec_runs_end_to_end_and_agrees_with_the_analytic_model(
     analytic_report, tmp_path
 ):

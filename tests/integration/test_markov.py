@@ -50,6 +50,7 @@ def test_shipped_table_is_what_the_command_wrote():
     assert np.all(P[1:, :].sum(axis=1) > 0) and 0 < P[3, 3] < 1
 
 
+@pytest.mark.slow  # ~2 s
 def test_semi_markov_same_bytes_whatever_the_workers_and_same_runs_as_plain(tmp_path):
     a, b, plain = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "p.json"
     assert train(a, "--kind", "semi-markov") == 0
@@ -167,6 +168,7 @@ def test_bad_input_is_one_line_exit_2(args, words, tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and words in err[0], err
 
 
+@pytest.mark.slow  # ~7 s
 def test_markov_subcommand_in_a_subprocess(tmp_path):
     r = subprocess.run(
         [*WORKBENCH, "markov", "train", "--help"],
@@ -215,6 +217,7 @@ COMPARE = ["markov", "compare", "markov_block", "--table", "markov_block", "-n",
            "--duration", "0.5", "--seed", "3", "-q"]  # fmt: skip
 
 
+@pytest.mark.slow  # ~10 s
 def test_compare_runs_and_is_identical_whatever_the_workers(tmp_path):
     import json
 
@@ -238,6 +241,7 @@ def test_compare_runs_and_is_identical_whatever_the_workers(tmp_path):
     assert doc["earliest_state_range"]["forward_max_speed"] <= np.sqrt(17) + 1e-12
 
 
+@pytest.mark.slow  # ~4 s
 def test_compare_takes_a_semi_markov_table(tmp_path):
     import json
 
@@ -249,6 +253,7 @@ def test_compare_takes_a_semi_markov_table(tmp_path):
     assert doc["counts"]["backward"] == 3
 
 
+@pytest.mark.slow  # ~3 s
 def test_compare_prints_the_table(tmp_path, capsys):
     argv = [a for a in COMPARE if a != "-q"]
     assert main([*argv, "-n", "3", "-o", str(tmp_path / "r")]) == 0

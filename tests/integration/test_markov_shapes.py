@@ -128,6 +128,7 @@ def test_reverse_with_a_shape_table(name, tmp_path):
         assert store.attrs["markov_table"] == load_model(find_data(name)).to_json()
 
 
+@pytest.mark.slow  # ~4 s
 def test_compare_runs_on_the_rod(tmp_path):
     out = tmp_path / "rod"
     argv = ["markov", "compare", "markov_rod", "--table", "markov_rod_semi", "-n", "3",

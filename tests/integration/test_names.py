@@ -170,6 +170,7 @@ def test_installed_layout_without_a_checkout(tmp_path, monkeypatch):
         find_scene("slidingblock")
 
 
+@pytest.mark.slow  # ~3 s
 def test_scenes_lists_every_kind_wrapped_to_the_terminal(tmp_path, monkeypatch):
     descriptions = {}
     for columns in (60, 200):
@@ -222,6 +223,7 @@ def test_scenes_lists_every_kind_wrapped_to_the_terminal(tmp_path, monkeypatch):
             assert finders[key](e["name"]) == Path(e["path"]), e
 
 
+@pytest.mark.slow  # ~3 s
 def test_the_command_line_from_another_folder(tmp_path):
     """The whole command line from another folder: a docs-style hints path and a misspelling."""
     r = run_workbench(

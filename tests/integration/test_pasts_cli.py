@@ -40,6 +40,7 @@ def pasts(tmp_path_factory):
     return files
 
 
+@pytest.mark.slow  # ~3 s: the module's `pasts`
 def test_conditioned_files_are_bit_identical_whatever_the_worker_count(pasts):
     with h5py.File(pasts[1], "r") as a, h5py.File(pasts[2], "r") as b:
         names: list[str] = []
@@ -55,6 +56,7 @@ def test_conditioned_files_are_bit_identical_whatever_the_worker_count(pasts):
     assert pasts[1].read_bytes() == pasts[2].read_bytes()  # no --timestamp: the same bytes
 
 
+@pytest.mark.slow  # uses `pasts` (~3 s)
 def test_conditioned_file_reads_as_a_samples_file_does(pasts, tmp_path):
     scene = load_scene(SCENE)
     dt = scene.settings.dt
@@ -83,6 +85,7 @@ def test_conditioned_file_reads_as_a_samples_file_does(pasts, tmp_path):
     assert main(["inspect", str(pasts[1])]) == 0
 
 
+@pytest.mark.slow  # uses `pasts` (~3 s)
 def test_each_past_starts_at_its_earliest_state_and_ends_at_the_scene_pose(pasts):
     scene = load_scene(SCENE)
     final_p = np.array(scene.bodies[1].position)[None]

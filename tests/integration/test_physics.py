@@ -156,6 +156,7 @@ def _spring_scene(k=400.0, m=1.0, damping=0.0):
     )
 
 
+@pytest.mark.slow  # ~8 s
 def test_spring_oscillates_at_natural_frequency():
     k, m = 400.0, 1.0
     traj = run_scene(_spring_scene(k, m))

@@ -50,6 +50,7 @@ def one_body_scene(body, dt=1e-3, duration=1.0, record_every=1, **settings):
 
 
 # ----------------------------------------------------------------------------- forward mirror
+@pytest.mark.slow  # ~2 s
 def test_mirror_sliding_block_stops_where_pybullet_does():
     scene = load_scene(find_scene("sliding_block"))
     pb = run_scene(scene)

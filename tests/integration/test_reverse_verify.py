@@ -84,6 +84,7 @@ def verified(tmp_path_factory):
     return files
 
 
+@pytest.mark.slow  # ~3 s: the module's `verified` runs
 def test_verification_is_bit_identical_whatever_the_worker_count(verified):
     with h5py.File(verified[1], "r") as a, h5py.File(verified[2], "r") as b:
         assert a["verify/outcomes"][:].tobytes() == b["verify/outcomes"][:].tobytes()
@@ -91,6 +92,7 @@ def test_verification_is_bit_identical_whatever_the_worker_count(verified):
         assert a.attrs["verified_runs"] == b.attrs["verified_runs"]
 
 
+@pytest.mark.slow  # the other user of `verified` (~3 s)
 def test_refined_runs_rest_at_the_final_pose_in_an_independent_pybullet_run(verified):
     """Build the scene with the refined earliest state as its own initial state and run it with
     `run_scene` (as `workbench run` does): it must rest within 1 cm and 5° of the final pose."""

@@ -146,6 +146,7 @@ def test_prescribed_revolute_joint_turns_body():
     assert yaw == pytest.approx([0, 0, 1.0], abs=5e-3)
 
 
+@pytest.mark.slow  # ~10 s
 def test_torsional_spring_frequency():
     kr = 2.0
     body = {

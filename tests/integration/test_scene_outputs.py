@@ -241,6 +241,7 @@ def test_du_impact_difference_is_first_order_in_dt(du_model):
     np.testing.assert_allclose(ratio, 0.5, atol=0.05)
 
 
+@pytest.mark.slow  # ~2 s
 def test_du_impact_noise_and_gradients(du_model):
     # measured noise (Moré-Wild) along each input stays below the declared level
     for d in np.eye(4):

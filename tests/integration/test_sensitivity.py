@@ -75,6 +75,7 @@ bodies:
 """
 
 
+@pytest.mark.slow  # ~7 s
 def test_ishigami_through_the_scene_path_within_the_intervals(tmp_path):
     # the scene's random parameters -> design columns -> DesignSampler (the ensembles' sampler)
     # -> realization values -> output -> indices: the path of `workbench sensitivity` with the
@@ -120,6 +121,7 @@ def test_sliding_block_matches_the_closed_form_within_the_intervals(tmp_path):
     print(f"sliding block, 1024 runs, 1 worker: {seconds:.1f} s")
 
 
+@pytest.mark.slow  # ~4 s
 def test_files_are_bit_identical_for_one_and_two_workers(tmp_path):
     common = ["sensitivity", SLIDING, "-n", 16, "--seed", 3, "-q", "--observer", "velocity.x"]
     a, b = tmp_path / "a.h5", tmp_path / "b.h5"
@@ -237,6 +239,7 @@ def test_resume_checks_the_inputs_of_an_interrupted_file(tmp_path):
     assert r.returncode == 2 and "this design gives" in r.stderr, r.stderr
 
 
+@pytest.mark.slow  # ~2 s
 def test_dependent_inputs_are_refused(tmp_path):
     scene = tmp_path / "dep.yaml"
     scene.write_text(
@@ -291,6 +294,7 @@ def test_body_groups_map_design_rows_to_the_random_body(tmp_path):
     assert np.all(np.diff(masses[np.argsort(x[:, 0])]) >= 0)  # monotone in its coordinate
 
 
+@pytest.mark.slow  # ~2 s
 def test_stats_and_plot_show_the_indices(tmp_path):
     out = tmp_path / "sb.h5"
     r = wb(
@@ -354,6 +358,7 @@ def test_no_random_input_is_refused(tmp_path):
     assert ref.load().outputs[0]["name"] == "stop"
 
 
+@pytest.mark.slow  # ~7 s
 def test_du_impact_scene_and_its_closed_form_model_give_the_same_indices(tmp_path):
     # the same design through the PyBullet scene (first_contact event: each run's world is
     # rebuilt for the closest-point queries) and through Du's Appendix model: the scene's

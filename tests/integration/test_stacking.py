@@ -103,6 +103,7 @@ def test_without_attraction_the_stack_flies_apart(stack_runs):
     assert all(flew)
 
 
+@pytest.mark.slow  # uses `stack_runs` (~8-11 s)
 @pytest.mark.parametrize("attract", [False, True])
 def test_a_stack_run_is_ok_only_when_its_audit_passes(stack_runs, attract):
     """The backward bounce pump (each backward bounce divides a speed by the restitution) gives

@@ -113,6 +113,7 @@ def _resume(path: Path) -> None:
     assert _check_file(path) == N_REAL
 
 
+@pytest.mark.slow  # ~14 s
 def test_sigkill_never_corrupts_completed_realizations(tmp_path):
     # all writers import concurrently, then run one at a time on an otherwise idle machine
     paths = [tmp_path / f"trial{trial}.h5" for trial in range(N_KILLS + 1)]

@@ -210,6 +210,7 @@ def test_a_bad_link_name_is_one_line_and_exit_2(tmp_path):
     assert "uncertainty.links.lowe: unknown link 'lowe' (did you mean 'lower'?)" in r.stderr
 
 
+@pytest.mark.slow  # ~5 s
 def test_sensitivity_makes_links_groups_and_resume_checks_their_masses(tmp_path):
     data = pendulum_data(duration=0.05)
     data["observers"] = [{"name": "energy", "quantity": "kinetic_energy"}]

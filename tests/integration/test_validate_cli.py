@@ -64,6 +64,7 @@ def test_help():
     assert "validate" in wb("--help").stdout
 
 
+@pytest.mark.slow  # ~3 s
 def test_validate_text_json_file_and_plot(files, tmp_path):
     args = ("validate", "--model", files["model"], "--experiments", files["e1"], files["e2"])
     args += ("--observer", "tip", "--component", "x", "--epsilon", EPS)

@@ -116,6 +116,7 @@ def csv_text(draw) -> str:
     return draw(st.sampled_from(["\n", "\r\n", "\r"])).join(lines)
 
 
+@pytest.mark.slow  # ~2 s
 @FUZZ
 @given(text=csv_text())
 def test_fuzzed_csv_experiments(stores, tmp_path, capsys, text):
@@ -144,6 +145,7 @@ def test_a_clean_csv_on_the_grid_validates(stores, tmp_path, capsys):
 # -- damaged stores as model and as experiments ------------------------------------------------
 
 
+@pytest.mark.slow  # ~2 s
 @FUZZ
 @given(case=damage(), role=st.sampled_from(["model", "experiments"]))
 def test_damaged_store_as_model_or_experiments(stores, tmp_path, capsys, case, role):

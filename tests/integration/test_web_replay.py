@@ -152,6 +152,7 @@ def check_clean(page: Page) -> None:
 
 
 # ---------------------------------------------------------------------------------------- tests
+@pytest.mark.slow  # ~4 s
 def test_forward_run_plays_and_matches_pybullet(browser, tmp_path):
     scene = load_scene(SCENES / "bouncing_ball.yaml")
     traj = run_scene(scene)
@@ -171,6 +172,7 @@ def test_forward_run_plays_and_matches_pybullet(browser, tmp_path):
     assert path.stat().st_size < 2_000_000  # 2 s at 30 records/s, and the 0.57 MB of three.js
 
 
+@pytest.mark.slow  # ~5 s
 def test_ensemble_selects_realizations(browser, tmp_path):
     from workbench.ensemble.run import SceneRef, run_ensemble
     from workbench.store import TrajectoryStore
@@ -205,6 +207,7 @@ def test_ensemble_selects_realizations(browser, tmp_path):
         assert_placed_like_pybullet(shots[i], pybullet_frame(scene, traj, k, camera), [1])
 
 
+@pytest.mark.slow  # ~4 s
 def test_reverse_demo_plays_backwards_and_matches_pybullet(browser, tmp_path):
     from reverse.goals.hints import load_hints
     from reverse.runs.run import run_reverse
@@ -306,6 +309,7 @@ TUMBLING = {
 }  # fmt: skip
 
 
+@pytest.mark.slow  # ~12 s for the three shapes
 @pytest.mark.parametrize(
     ("name", "settings", "times", "control"),
     [

@@ -320,6 +320,7 @@ def test_bad_inputs_raise_one_line_errors():
 # --------------------------------------------------------------------------- MCMC
 
 
+@pytest.mark.slow  # ~18 s
 def test_emcee_agrees_with_the_exact_grid_within_3_standard_errors():
     post = example2(4)
     mp = find_map(post, [[0.106, 1.0]])

@@ -185,6 +185,7 @@ def test_du_model_calls_per_point_meet_the_target(du_result):
         assert calls.mean() <= 12, (name, calls)
 
 
+@pytest.mark.slow  # ~2 s
 def test_double_loop_agrees_with_the_single_loop():
     problem = du.inverse_problem(analytic_jacobian=True)
     single = inverse_form(problem, POINTS, moments=False)
@@ -203,6 +204,7 @@ def test_solve_inverse_is_the_closed_form_inverse():
     assert x["vB0"] == pytest.approx(vB0, rel=1e-9)
 
 
+@pytest.mark.slow  # ~3 s
 def test_monte_carlo_agrees_with_form_and_is_reproducible():
     n = 100_000
     mc = inverse_monte_carlo(du.inverse_problem(), n, np.random.default_rng(1), points=POINTS)

@@ -105,6 +105,7 @@ def com_cases():
     }
 
 
+@pytest.mark.slow  # ~8 s for the four bodies
 @pytest.mark.parametrize("name", ["box", "box-tilted", "ball", "convex"])
 def test_com_inside_with_mean_r0(name):
     domain, r0 = com_cases()[name]
@@ -120,6 +121,7 @@ def test_com_inside_with_mean_r0(name):
     assert np.allclose(rb.com_mean(domain, lam), r0, rtol=0, atol=1e-9 * domain.extent)
 
 
+@pytest.mark.slow  # ~8 s for both
 @pytest.mark.parametrize("name", ["box", "box-tilted"])
 def test_com_mh_agrees_with_exact_box_sampler(name):
     domain, r0 = com_cases()[name]
@@ -365,6 +367,7 @@ def test_printed_paper_z_max_is_not_the_one_used():
     assert cal.mu[2, 2] > 5.0  # far from the paper's -0.5
 
 
+@pytest.mark.slow  # ~6 s
 def test_bounded_samples_mean_identity_and_bounds(paper_ensemble):
     G = paper_ensemble.sample(rng(12), size=N)
     mean = G.mean(axis=0)
@@ -431,6 +434,7 @@ def rotated_paper_j() -> np.ndarray:
     return R @ PAPER_J @ R.T
 
 
+@pytest.mark.slow  # ~7 s for both
 @pytest.mark.parametrize("model", ["sg0", "bounded"])
 def test_inertia_mean_and_admissibility(model, paper_ensemble):
     if model == "sg0":

@@ -493,6 +493,7 @@ def test_chain_closed_form_matches_matrix_exponential_steps():
     assert chain_bias(t)[9] == 0.0 and chain_bias(t)[10] == 500.0 * math.sin(100.0 * t[10])
 
 
+@pytest.mark.slow  # ~4 s
 def test_beam_good_model_accepted_bad_rejected_at_16_percent():
     """The issue's acceptance on a smaller ensemble (2e4 realizations, seed 2017 for the
     experiments as in the docs, which use 1e5): with the same experiments, the bad model's

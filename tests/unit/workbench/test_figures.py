@@ -188,6 +188,7 @@ def test_inference_figures_without_declared_units(inferred, drawn, tmp_path):
     assert assert_labelled(drawn[1], known_units=False)[0][:2] == ("c [?]", "t0 [?]")
 
 
+@pytest.mark.slow  # ~2 s
 def test_design_figures(drawn, tmp_path):
     from workbench.analysis.inference import load_spec, run_design
 

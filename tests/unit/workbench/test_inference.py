@@ -139,6 +139,7 @@ def test_missing_data_file_and_bad_function(tmp_path):
         run_inference(load_spec(path))
 
 
+@pytest.mark.slow  # ~3 s
 def test_a_python_file_function_without_derivatives(tmp_path):
     (tmp_path / "line.py").write_text("def line(x, a, b):\n    return a + b * x\n")
     (tmp_path / "d.csv").write_text("x,y\n0,1.1\n1,2.9\n2,5.2\n3,6.8\n")

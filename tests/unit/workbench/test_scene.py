@@ -225,6 +225,7 @@ WRONG_VALUES = st.one_of(
 )
 
 
+@pytest.mark.slow  # ~4 s
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -83,6 +83,7 @@ def test_shipped_inverse_specs_declare_the_papers_units(name):
 # --- the figures of the command line --------------------------------------------------------
 
 
+@pytest.mark.slow  # ~2 s
 def test_infer_plot_labels_carry_the_spec_units(drawn, tmp_path, capsys):
     assert (
         main(["infer", "falling_object_example1", "--set", "case=3", "--plot", str(tmp_path)]) == 0

@@ -349,6 +349,7 @@ def _xvfb(*extra: str):
             xvfb.wait()  # reaped, or Popen warns that it is still running
 
 
+@pytest.mark.slow  # ~10 s
 @pytest.mark.viewer
 def test_replay_under_xvfb(xvfb_display):
     env = cli_env()
@@ -425,6 +426,7 @@ def interrupt_and_collect(proc):
             proc.communicate()  # reaped, its pipes closed
 
 
+@pytest.mark.slow  # ~5 s
 @pytest.mark.viewer
 @pytest.mark.skipif(shutil.which("xwininfo") is None, reason="needs xwininfo (x11-utils)")
 def test_ctrl_c_stops_a_running_replay_and_the_viewer_is_quiet(fall_file, xvfb_display):
@@ -445,6 +447,7 @@ def test_ctrl_c_stops_a_running_replay_and_the_viewer_is_quiet(fall_file, xvfb_d
     assert took < 5.0
 
 
+@pytest.mark.slow  # ~5 s
 @pytest.mark.viewer
 def test_ctrl_c_while_the_viewer_window_opens(fall_file, xvfb_display):
     """Ctrl-C as the window starts to open (the case users hit): the signal comes during
@@ -464,6 +467,7 @@ def test_ctrl_c_while_the_viewer_window_opens(fall_file, xvfb_display):
     assert took < 20.0
 
 
+@pytest.mark.slow  # ~3 s
 @pytest.mark.viewer
 @pytest.mark.skipif(shutil.which("xwininfo") is None, reason="needs xwininfo (x11-utils)")
 def test_replay_ends_when_the_x_server_dies_under_the_window(fall_file):
@@ -489,6 +493,7 @@ def test_replay_ends_when_the_x_server_dies_under_the_window(fall_file):
     assert rest.strip() == ""
 
 
+@pytest.mark.slow  # ~4 s
 @pytest.mark.viewer
 @pytest.mark.skipif(shutil.which("xwininfo") is None, reason="needs xwininfo (x11-utils)")
 def test_the_viewer_window_closes_when_the_replay_is_killed(fall_file, xvfb_display):
@@ -650,6 +655,7 @@ def fake_x():
 NO_AUTH_REQUEST = b"l\0" + (11).to_bytes(2, "little") + bytes(2) + bytes(6)
 
 
+@pytest.mark.slow  # ~3 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 def test_display_problem_asks_for_an_x_server(fake_x, tmp_path):
     """Something that accepts on the X port but does not answer as an X server is no display
@@ -718,6 +724,7 @@ def test_display_problem_asks_again_a_server_that_hangs_up(fake_x, tmp_path):
     assert time.monotonic() - t0 < 1.5  # DISPLAY_TIMEOUT is 1 s on TCP
 
 
+@pytest.mark.slow  # ~3 s
 @pytest.mark.viewer
 def test_replay_refuses_an_x_display_without_opengl(fall_file, xvfb_without_glx):
     """On an X server without GLX, PyBullet's GUI thread prints "Error in gladLoadGLX" and
@@ -731,6 +738,7 @@ def test_replay_refuses_an_x_display_without_opengl(fall_file, xvfb_without_glx)
     assert len(lines) == 1 and "no GLX extension" in lines[0], run.stderr
 
 
+@pytest.mark.slow  # ~3 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 def test_replay_ends_when_the_viewer_dies_after_the_checks(fall_file, fake_x):
     """A display that passes every check (an X server, GLX) and then closes PyBullet's own
@@ -758,6 +766,7 @@ def test_replay_ends_when_the_viewer_dies_after_the_checks(fall_file, fake_x):
     assert took < 30.0
 
 
+@pytest.mark.slow  # ~3 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 def test_replay_gives_up_on_a_window_that_never_opens(fall, fake_x, monkeypatch):
     """A display that passes the checks and never answers PyBullet's connection: PyBullet's
@@ -788,6 +797,7 @@ def _closed_by_peer(conn: socket.socket, timeout: float = 2.0) -> bool:
     return bool(ready) and conn.recv(1) == b""
 
 
+@pytest.mark.slow  # ~3 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 def test_held_display_keeps_the_connection_until_the_viewer_is_done(fake_x, tmp_path):
     """An X server whose last client leaves resets and refuses connections meanwhile, so
@@ -837,6 +847,7 @@ def test_display_problem_sends_the_displays_cookie(fake_x, tmp_path):
     assert server.received == expected
 
 
+@pytest.mark.slow  # ~2 s
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 def test_replay_fails_fast_on_a_port_that_is_no_x_server(fall_file, fake_x):
     """The reviewer's hang: DISPLAY pointing at a listener that accepts and never answers."""

@@ -251,6 +251,7 @@ def _p_matrix(rng, n):
     return A + np.diag(np.abs(A).sum(axis=1) + rng.uniform(0.1, 1.0, n))
 
 
+@pytest.mark.slow  # ~4 s
 def test_random_p_matrices_match_enumeration():
     rng = np.random.default_rng(101)
     for _ in range(N_RANDOM):
@@ -263,6 +264,7 @@ def test_random_p_matrices_match_enumeration():
         np.testing.assert_allclose(res.z, ref.z, rtol=1e-8, atol=1e-10 * np.abs(ref.z).max())
 
 
+@pytest.mark.slow  # ~4 s
 def test_random_symmetric_psd_match_enumeration():
     rng = np.random.default_rng(202)
     n_solved = n_ray = 0
@@ -289,6 +291,7 @@ def test_random_symmetric_psd_match_enumeration():
     assert n_solved > N_RANDOM // 2 and n_ray > 20
 
 
+@pytest.mark.slow  # ~4 s
 def test_random_contact_problems_match_enumeration():
     rng = np.random.default_rng(303)
     shapes = [(1, 4), (1, 2), (1, 3), (2, 2), (2, 3)]  # (contacts, friction directions): n ≤ 10

@@ -73,6 +73,7 @@ def block_pasts():
     )
 
 
+@pytest.mark.slow  # ~4 s: the module's `block_pasts`
 def test_kept_pasts_rest_at_the_final_pose_and_start_at_a_release(block_pasts):
     kept, tried = block_pasts
     assert len(kept) == 3
@@ -124,6 +125,7 @@ def test_kept_pasts_rest_at_the_final_pose_and_start_at_a_release(block_pasts):
     assert summary["pybullet_runs"] == sum(r.pybullet_runs for r in tried)
 
 
+@pytest.mark.slow  # uses `block_pasts` (~4 s)
 def test_the_carry_is_needed(block_pasts):
     """Uncarried, the kept throws rest elsewhere: the carry, not luck, puts them on the pose."""
     kept, _ = block_pasts
@@ -131,6 +133,7 @@ def test_the_carry_is_needed(block_pasts):
     assert max(moved) > 0.01  # the carried releases are not above the scene's block
 
 
+@pytest.mark.slow  # ~5 s
 def test_same_bits_for_one_and_two_workers(block_pasts):
     kept1, tried1 = block_pasts
     kept2, tried2 = conditioned_pasts(
@@ -153,6 +156,7 @@ def test_max_throws_cuts_the_sample_short():
         conditioned_pasts(_key(), 0, 11, duration=1.5)
 
 
+@pytest.mark.slow  # ~16 s
 def test_markov_compare_conditioned_adds_its_table_only(tmp_path, capsys):
     base = ["markov", "compare", "markov_block", "--table", "markov_block", "-n", "4", "--seed",
             "2", "--duration", "1.5", "--bins", "4", "-q"]  # fmt: skip

@@ -16,6 +16,9 @@ import pytest
 from tests.conftest import cli_env
 from workbench.errors import WorkbenchError
 
+# each test starts a local Dask cluster: 2-7 s each, ~25 s for the module
+pytestmark = pytest.mark.slow
+
 
 def _profiler_on_workers(env) -> list:
     distributed = pytest.importorskip("distributed")

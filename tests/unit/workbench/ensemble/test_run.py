@@ -138,6 +138,7 @@ def serial_40(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # ~3 s
 def test_local_cluster_start_overlaps_the_drivers_realizations(serial_40, tmp_path, monkeypatch):
     """A slow-starting "local cluster" (a process pool that takes START_SECONDS to be made):
     the driver runs realizations before it is up, and the file is the serial one's."""
