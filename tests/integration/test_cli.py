@@ -199,6 +199,7 @@ def test_shipped_scene_runs_are_bit_identical(scene, tmp_path):
             assert np.array_equal(x, y), name
 
 
+@pytest.mark.slow  # ~2.2 s: here to keep the fast tier short
 def test_check_valid_and_invalid(tmp_path):
     r = wb("check", "pendulum_chain")
     assert r.returncode == 0 and "valid" in r.stdout and "hinge1" in r.stdout

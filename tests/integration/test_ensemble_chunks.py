@@ -85,6 +85,7 @@ def test_sampler_hook_reaches_the_workers(serial, tmp_path):
         assert not np.array_equal(b["states/position"][()], a["states/position"][()])
 
 
+@pytest.mark.slow  # ~3 s
 def test_progress_counts_each_realization_once_and_resume_starts_where_it_stopped(tmp_path):
     ref = SceneRef(str(SCENE), duration=DURATION)
     out = tmp_path / "p.h5"

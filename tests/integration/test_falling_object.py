@@ -94,6 +94,7 @@ def test_infer_json_and_plots(tmp_path):
     ]
 
 
+@pytest.mark.slow  # ~2.1 s: here to keep the fast tier short
 def test_infer_text_for_four_parameters():
     r = wb("infer", EX3)
     assert r.returncode == 0, r.stderr

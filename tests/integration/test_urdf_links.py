@@ -443,6 +443,7 @@ def test_web_page_draws_every_link_where_pybullet_does(run, tmp_path):
         assert np.linalg.norm(drawn - ref) <= web.PLACEMENT_TOL * web.WIDTH, (colour, drawn, ref)
 
 
+@pytest.mark.slow  # ~1.4 s: here to keep the fast tier short
 def test_command_line_inspect_plot_and_stats_of_links(tmp_path, capsys):
     """``inspect`` lists the links and joints; ``plot --body``/``--joint`` draw a link's state
     and a joint, of a run and, as a band, of an ensemble; ``stats`` summarises link observers."""

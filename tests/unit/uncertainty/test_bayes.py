@@ -336,6 +336,7 @@ def test_emcee_agrees_with_the_exact_grid_within_3_standard_errors():
     assert 0.2 < mc.acceptance < 0.9  # the stretch move on a 2-D Gaussian-like target
 
 
+@pytest.mark.slow  # ~1.5 s: here to keep the fast tier short
 def test_emcee_runs_are_reproducible_bit_for_bit():
     post = example2(3)
     mp = find_map(post, [[0.106, 1.0]])

@@ -104,6 +104,7 @@ def test_diagnostic_figure_takes_its_unit_from_the_caller(falling, drawn, tmp_pa
     assert assert_labelled(drawn[-1], known_units=False)[0][1] == "kinetic_energy [?]"
 
 
+@pytest.mark.slow  # ~1.5 s: here to keep the fast tier short
 def test_ensemble_figures(drawn, tmp_path):
     rng = np.random.default_rng(0)
     t = np.linspace(0, 1, 11)

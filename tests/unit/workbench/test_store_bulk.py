@@ -332,6 +332,7 @@ def _check(path) -> int:
     return k
 
 
+@pytest.mark.slow  # ~3 s
 def test_sigkill_during_a_bulk_write_keeps_the_blocks_before(tmp_path):
     # kill j comes delays[j] s after block j returned: inside the writing of the next blocks
     delays = (0.0, 0.02, 0.05)

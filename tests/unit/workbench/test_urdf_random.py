@@ -203,6 +203,7 @@ def test_links_on_a_body_that_is_not_urdf_are_refused():
     assert "uncertainty.links: only URDF bodies have links" in error(data)
 
 
+@pytest.mark.slow  # ~1.6 s: here to keep the fast tier short
 def test_hull_and_bounded_defaults_of_a_link_are_its_collision_geometry():
     """As a body's shape for a body: the upper rod's collision box (0.2 x 0.2 x 1.2 m, centred
     0.5 m below its joint) is its default centre-of-mass domain and Z bound (Eq. 33)."""

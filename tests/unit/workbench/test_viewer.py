@@ -861,6 +861,7 @@ def test_replay_fails_fast_on_a_port_that_is_no_x_server(fall_file, fake_x):
     assert len(lines) == 1 and "does not answer as an X server" in lines[0], run.stderr
 
 
+@pytest.mark.slow  # ~2.5 s for both: here to keep the fast tier short
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X displays are Linux's")
 @pytest.mark.parametrize("display", [None, DEAD_DISPLAY])
 def test_replay_without_a_display_fails_fast_with_one_line(fall_file, display):
