@@ -8,9 +8,9 @@ For each demo (as ``docs/reverse.md`` gives it) the script runs the reverse step
   into static ones over the run, the overlap at the earliest state, the forward mechanical energy
   gained against its limit (1 % of the peak kinetic energy), and the verdict;
 * the moving bodies' peak speeds and spins over the run (median, 99th percentile, maximum);
-* the confirmation: PyBullet (:func:`reverse.runs.verify.forward_to_rest`, no settling) played
-  from the stored earliest state for the run's duration, and the share of moving bodies that end
-  within 1 cm (and 5 cm) of their place in the scene;
+* the confirmation (:func:`reverse.runs.confirm.confirm_run`): PyBullet played from the stored
+  earliest state for the run's duration, and the share of moving bodies that end within 1 cm
+  (and 5 cm) of their place in the scene;
 * the wall time of the reverse run (one core, OpenBLAS single-threaded).
 
 Demos, each with the reverse settings its scene carries (``reverse:``, as ``workbench reverse``
@@ -49,13 +49,11 @@ sys.path.insert(0, str(REPO))
 
 from reverse.goals.hints import resolve_hints  # noqa: E402
 from reverse.goals.markov import load_model  # noqa: E402
-from reverse.runs.run import run_reverse  # noqa: E402
-from reverse.runs.verify import forward_to_rest  # noqa: E402
+from reverse.runs.confirm import confirm_run, moving_bodies  # noqa: E402
+from reverse.runs.run import contact_rules, run_reverse  # noqa: E402
 from reverse.step.types import StepSettings  # noqa: E402
 from workbench.scene.catalog import find_data  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
-from workbench.sim.engine import Engine  # noqa: E402
-from workbench.sim.state import State  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -96,25 +94,6 @@ def print_table(rows: list[dict]) -> None:
         print("  ".join(str(r[k]).ljust(width[k]) for k in keys))
 
 
-def moving_bodies(scene) -> np.ndarray:
-    """Per body, whether it moves (not fixed, not a plane)."""
-    return np.array([not (b.fixed or b.shape.type == "plane") for b in scene.bodies])
-
-
-def confirmation(scene, earliest: State, final: State, duration: float) -> tuple[float, float]:
-    """Shares of the moving bodies that PyBullet, played from ``earliest`` for ``duration``,
-    brings within 1 cm and 5 cm of their place in ``final``."""
-    moving = np.flatnonzero(moving_bodies(scene)).tolist()
-    engine = Engine(scene, visual=False)
-    try:
-        out = forward_to_rest(engine, earliest, moving, duration, settle=0.0)
-    finally:
-        engine.close()
-    miss = np.linalg.norm(out.position - final.position[moving], axis=1)
-    miss[~np.isfinite(miss)] = np.inf
-    return float(np.mean(miss <= 0.01)), float(np.mean(miss <= 0.05))
-
-
 def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
     path = REPO / demo.scene
     scene = load_scene(path, overrides=demo.overrides or None)
@@ -122,32 +101,38 @@ def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
     option = demo.hints or given.hints
     hints = resolve_hints(option, path, scene, sampled=False).hints if option else None
     markov = load_model(find_data(demo.markov)) if demo.markov else None
-    rules = set(given.contacts) | ({"bounce-apart"} if bounce_apart else set())
-    settings = StepSettings(
-        given.dt or scene.settings.dt,
-        restitution_blend=given.restitution_blend,
-        angular_damping=given.angular_damping,
-        linear_damping=given.linear_damping,
-        slip_damping=given.slip_damping,
-        attract=given.attract,
-        bounce_apart="bounce-apart" in rules,
-        free_to_bounce="no-free-to-bounce" not in rules,
-        joint_unit_restitution="joint-unit-restitution" in rules,
-        **demo.settings,
-    )
+    rules = contact_rules([*given.contacts, *(["bounce-apart"] if bounce_apart else [])])
+    persist = rules.pop("persist_contacts")
+    controls = {
+        "restitution_blend": given.restitution_blend,
+        "angular_damping": given.angular_damping,
+        "linear_damping": given.linear_damping,
+        "slip_damping": given.slip_damping,
+        "attract": given.attract,
+        **rules,
+        **demo.settings,  # the rest of the docs' command
+    }
+    settings = StepSettings(given.dt or scene.settings.dt, **controls)
     rows = []
     for seed in demo.seeds:
         t0 = time.perf_counter()
         res = run_reverse(
-            scene, duration=demo.duration, hints=hints, markov=markov, seed=seed, settings=settings
+            scene,
+            duration=demo.duration,
+            hints=hints,
+            markov=markov,
+            seed=seed,
+            settings=settings,
+            persist_contacts=persist,
         )
         wall = time.perf_counter() - t0
         traj, audit = res.trajectory, res.audit
-        moving = moving_bodies(scene)
+        moving = np.isin(np.arange(len(scene.bodies)), moving_bodies(scene))
         speed = np.max(np.linalg.norm(traj.linear_velocity[:, moving], axis=2), axis=0)
         spin = np.max(np.linalg.norm(traj.angular_velocity[:, moving], axis=2), axis=0)
         earliest, final = traj.state(0), traj.state(len(traj.time) - 1)
-        near1, near5 = confirmation(scene, earliest, final, float(traj.time[-1]))
+        miss = confirm_run(scene, earliest, final, float(traj.time[-1])).position_error
+        near1, near5 = float(np.mean(miss <= 0.01)), float(np.mean(miss <= 0.05))
         limit = audit.limits.energy_fraction * audit.peak_kinetic
         rows.append(
             {

@@ -23,7 +23,7 @@ from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.state import State
 
-__all__ = ["CONFIRM_TOLERANCE", "CONFIRM_DTYPE", "Confirmation", "confirm_run"]
+__all__ = ["CONFIRM_TOLERANCE", "CONFIRM_DTYPE", "Confirmation", "confirm_run", "moving_bodies"]
 
 #: A body is confirmed when PyBullet brings it within this distance (m) of its place: the
 #: issue's 1 cm, a quarter of a spelling ball's diameter, the ``--verify`` tolerance.
@@ -90,10 +90,15 @@ class Confirmation:
         }
 
 
+def moving_bodies(scene: Scene) -> list[int]:
+    """Indices of the scene's bodies that move (not fixed, not a plane)."""
+    return [j for j, b in enumerate(scene.bodies) if not (b.fixed or b.shape.type == "plane")]
+
+
 def confirm_run(scene: Scene, earliest: State, final: State, duration: float) -> Confirmation:
     """Play ``earliest`` forward in PyBullet for ``duration`` s in ``scene``'s world and compare
     each moving body with ``final`` (the scene's state)."""
-    moving = [j for j, b in enumerate(scene.bodies) if not (b.fixed or b.shape.type == "plane")]
+    moving = moving_bodies(scene)
     engine = Engine(scene, visual=False)
     try:
         out = forward_to_rest(engine, earliest, moving, duration, settle=0.0)

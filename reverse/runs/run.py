@@ -167,6 +167,29 @@ def plan_reverse_run(
     return RunPlan(steps, seconds, memory, runs)
 
 
+#: ``--contacts`` rules (a scene's ``reverse.contacts``): the argument of :func:`run_reverse` or
+#: the :class:`~reverse.step.stepper.StepSettings` field each sets, and its value. The names are
+#: the scene model's ``workbench.scene.model.CONTACT_RULES``.
+CONTACT_RULES = {
+    "persist": ("persist_contacts", True),
+    "joint-unit-restitution": ("joint_unit_restitution", True),
+    "no-free-to-bounce": ("free_to_bounce", False),
+    "bounce-apart": ("bounce_apart", True),
+}
+
+
+def contact_rules(rules) -> dict:
+    """The settings the ``--contacts`` ``rules`` (names of :data:`CONTACT_RULES`) give, every
+    rule's setting included (off when not named); ``ValueError`` naming an unknown rule."""
+    out = {name: not value for name, value in CONTACT_RULES.values()}
+    for rule in rules:
+        if rule not in CONTACT_RULES:
+            raise ValueError(f"expected rules among {', '.join(CONTACT_RULES)}, got {rule!r}")
+        name, value = CONTACT_RULES[rule]
+        out[name] = value
+    return out
+
+
 def count_text(n: float) -> str:
     """A count for a message: with thousands separators, or three digits when huge."""
     return f"{int(n):,}" if n < 1e15 else f"{n:.3g}"

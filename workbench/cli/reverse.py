@@ -17,6 +17,7 @@ from reverse.goals.markov import load_model
 from reverse.runs import run as reverse_run
 from reverse.runs.confirm import Confirmation, confirm_run
 from reverse.runs.run import (
+    contact_rules,
     plan_reverse_run,
     run_reverse,
     start_overlap,
@@ -309,27 +310,15 @@ def cmd_reverse(args) -> int:
     return _single(args, path, scene, options, attrs, out)
 
 
-#: ``--contacts`` rules: the argument of :func:`~reverse.runs.run.run_reverse` or the
-#: :class:`~reverse.step.stepper.StepSettings` field each sets, and its value.
-CONTACT_RULES = {
-    "persist": ("persist_contacts", True),
-    "joint-unit-restitution": ("joint_unit_restitution", True),
-    "no-free-to-bounce": ("free_to_bounce", False),
-    "bounce-apart": ("bounce_apart", True),
-}
-
-
 def _parse_contacts(args) -> None:
-    """``--contacts RULE[,RULE]`` as ``args.persist_contacts``, ``args.joint_unit_restitution``
-    and ``args.free_to_bounce``; a one-line error naming an unknown rule."""
-    args.persist_contacts, args.joint_unit_restitution, args.free_to_bounce = False, False, True
-    args.bounce_apart = False
-    for rule in filter(None, (r.strip() for r in args.contacts.split(","))):
-        if rule not in CONTACT_RULES:
-            raise SceneError(
-                "--contacts", "", f"expected rules among {', '.join(CONTACT_RULES)}, got {rule!r}"
-            )
-        name, value = CONTACT_RULES[rule]
+    """``--contacts RULE[,RULE]`` as ``args.persist_contacts``, ``args.joint_unit_restitution``,
+    ``args.free_to_bounce`` and ``args.bounce_apart`` (:func:`reverse.runs.run.contact_rules`); a
+    one-line error naming an unknown rule."""
+    try:
+        rules = contact_rules(filter(None, (r.strip() for r in args.contacts.split(","))))
+    except ValueError as exc:
+        raise SceneError("--contacts", "", str(exc)) from None
+    for name, value in rules.items():
         setattr(args, name, value)
 
 

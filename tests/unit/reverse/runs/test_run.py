@@ -120,3 +120,21 @@ def test_what_cannot_be_reversed_is_refused_naming_the_field():
     check_reversible(load_scene(SCENES / "markov_block.yaml"))  # nothing to refuse
     with pytest.raises(SceneError, match=r"bodies\[0\]\.drag.*velocity dependent"):
         check_reversible(load_scene(SCENES / "falling_object.yaml"))
+
+
+def test_the_contact_rules_are_the_scene_models_and_each_sets_one_setting():
+    from reverse.runs.run import CONTACT_RULES, contact_rules
+    from workbench.scene.model import CONTACT_RULES as SCENE_RULES
+
+    assert tuple(CONTACT_RULES) == SCENE_RULES
+    off = contact_rules([])
+    assert off == {
+        "persist_contacts": False,
+        "joint_unit_restitution": False,
+        "free_to_bounce": True,
+        "bounce_apart": False,
+    }
+    on = contact_rules(["bounce-apart", "no-free-to-bounce"])
+    assert on == {**off, "bounce_apart": True, "free_to_bounce": False}
+    with pytest.raises(ValueError, match="got 'keep-apart'"):
+        contact_rules(["keep-apart"])

@@ -673,9 +673,8 @@ def test_bounce_apart_makes_a_slow_separation_a_collision_at_the_cut_off():
     assert rep.bounced_apart == 1
     # it approached at the cut-off ε before the step (Eq. 7 with restitution v_n / ε) ...
     assert back.linear_velocity[0, 2] == pytest.approx(-eps, rel=1e-6)
-    # ... so the step before leaves it above the ground, and forward the collision lost energy
+    # ... so the step before leaves it above the ground
     assert back.position[0, 2] - h * back.linear_velocity[0, 2] > 0.1
-    assert 0.5 * eps**2 > 0.5 * 0.05**2
 
 
 def test_bounce_apart_leaves_a_bounce_its_restitution_can_give_alone():
