@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from reverse.step.dynamics import ContactSet, Goals
+from reverse.step.dynamics import ContactSet, Goals, perpendicular_pair
 from workbench.errors import SceneError, UserCodeError
 from workbench.specs import dump_yaml, load_user_object, read_document
 
@@ -282,10 +282,7 @@ class HintsDistribution:
             raise SceneError(self.source, "hints", "at: rest needs a semi-Markov table")
         u = np.asarray(up, dtype=float)
         u = u / np.linalg.norm(u)
-        a = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-        e1 = np.cross(u, a)
-        e1 /= np.linalg.norm(e1)
-        e2 = np.cross(u, e1)
+        e1, e2 = perpendicular_pair(u)
         out = []
         for e in self.items:
             d = e["direction"]

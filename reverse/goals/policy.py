@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from reverse.goals.markov import DISTINCT_TOLERANCE, TransitionModel, classify, count_distinct
-from reverse.step.dynamics import ContactSet, Goals
+from reverse.step.dynamics import ContactSet, Goals, perpendicular_pair
 from reverse.step.islands import free_bodies
 
 __all__ = [
@@ -62,10 +62,7 @@ def choose_separating(
         raise ValueError(f"cannot keep {n_keep} of {k} contacts")
     n = np.asarray(normal, dtype=float)
     n = n / np.linalg.norm(n)
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    t1 = np.cross(n, a)
-    t1 /= np.linalg.norm(t1)
-    t2 = np.cross(n, t1)
+    t1, t2 = perpendicular_pair(n)
     ang = rng.uniform(0.0, 2.0 * np.pi)
     u = math.cos(ang) * t1 + math.sin(ang) * t2
     order = np.argsort(points @ u, kind="stable")

@@ -134,25 +134,13 @@ class IslandBatch(NamedTuple):
     basis_start: np.ndarray
 
 
+def _check_direction(direction) -> None:
+    if direction not in ("forward", "backward"):
+        raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
+
+
 def solve_islands(
-    *,
-    direction: str,
-    islands: list[np.ndarray],
-    contact_sets: list[np.ndarray],
-    contacts: ContactSet,
-    in_island_a: np.ndarray,
-    in_island_b: np.ndarray,
-    rigid: RigidBodies,
-    position: np.ndarray,
-    inertia_world: np.ndarray,
-    velocity: np.ndarray,
-    dt: float,
-    goals: Goals,
-    epsilon: float = 0.2,
-    delta: float = 1e-4,
-    delta_angular: float = 1e-4,
-    warm_starts: list | None = None,
-    attract: np.ndarray | None = None,
+    *, islands: list[np.ndarray], contact_sets: list[np.ndarray], **shared
 ) -> list[IslandSolution]:
     """:func:`~reverse.step.dynamics.solve_island` for many islands without joints at once, bit
     for bit (module docstring). ``impulse_normal`` is not computed (zeros): the stepper does
@@ -170,12 +158,12 @@ def solve_islands(
     warm_starts : list, optional
         A previous basis (or None) per island.
 
-    The other parameters are :func:`~reverse.step.dynamics.solve_island`'s, over the whole scene
-    (``goals`` and ``attract`` indexed like ``contacts``).
+    The other keyword arguments (``shared``: ``direction``, then ``contacts`` to ``attract``) are
+    :func:`solve_island_arrays`' and :func:`~reverse.step.dynamics.solve_island`'s, over the
+    whole scene (``goals`` and ``attract`` indexed like ``contacts``).
     """
     K = len(islands)
-    if direction not in ("forward", "backward"):
-        raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
+    _check_direction(shared.get("direction"))
     if K == 0:
         return []
     nb = np.array([len(b) for b in islands], dtype=int)
@@ -183,12 +171,8 @@ def solve_islands(
     bodies_all = np.concatenate(islands).astype(int)
     ci = np.concatenate(contact_sets).astype(int) if ncs.sum() else np.zeros(0, dtype=int)
     batch = solve_island_arrays(
-        direction=direction, n_bodies=nb, bodies=bodies_all, n_contacts=ncs, contact_index=ci,
-        contacts=contacts, in_island_a=in_island_a, in_island_b=in_island_b, rigid=rigid,
-        position=position, inertia_world=inertia_world, velocity=velocity, dt=dt, goals=goals,
-        epsilon=epsilon, delta=delta, delta_angular=delta_angular, warm_starts=warm_starts,
-        attract=attract,
-    )  # fmt: skip
+        n_bodies=nb, bodies=bodies_all, n_contacts=ncs, contact_index=ci, **shared
+    )
     share = batch.lcp_seconds / K
     bs, cs = batch.body_start, batch.contact_start
     return [
@@ -230,8 +214,7 @@ def solve_island_arrays(
     """:func:`solve_islands` with the islands given as arrays and the answer as arrays
     (:class:`IslandBatch`): island ``k`` has ``n_bodies[k]`` bodies, the next ones of
     ``bodies``, and ``n_contacts[k]`` contacts, the next ones of ``contact_index``."""
-    if direction not in ("forward", "backward"):
-        raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
+    _check_direction(direction)
     backward = direction == "backward"
     nb = np.asarray(n_bodies, dtype=int)
     ncs = np.asarray(n_contacts, dtype=int)

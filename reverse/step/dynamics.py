@@ -81,6 +81,7 @@ __all__ = [
     "quat_multiply",
     "quat_exp",
     "tangent_basis",
+    "perpendicular_pair",
     "solve_island",
 ]
 
@@ -164,6 +165,16 @@ def tangent_basis(normal: np.ndarray, preferred: np.ndarray | None = None) -> np
         ok = np.linalg.norm(pt, axis=1) > 1e-12
         t[ok] = pt[ok]
     return t / np.linalg.norm(t, axis=1, keepdims=True)
+
+
+def perpendicular_pair(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors ``u1``, ``u2`` with (``u1``, ``u2``, ``axis``) right-handed and orthonormal,
+    for one unit ``axis`` (3,): ``u1`` is ``axis`` × the world x axis, or × the y axis where
+    ``axis`` is within 26° of x (|x| ≥ 0.9), so that the cross product never degenerates."""
+    ref = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    u1 = np.cross(axis, ref)
+    u1 /= np.linalg.norm(u1)
+    return u1, np.cross(axis, u1)
 
 
 # ----------------------------------------------------------------------------- data

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reverse.step.dynamics import JointRows, quat_multiply, quat_rotate
+from reverse.step.dynamics import JointRows, perpendicular_pair, quat_multiply, quat_rotate
 
 __all__ = ["JointModel", "JointSpec"]
 
@@ -37,13 +37,6 @@ def _rotvec(q: np.ndarray) -> np.ndarray:
     if s < 1e-12:
         return 2.0 * q[:3]
     return 2.0 * np.arctan2(s, q[3]) * q[:3] / s
-
-
-def _perp(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    ref = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    u1 = np.cross(axis, ref)
-    u1 /= np.linalg.norm(u1)
-    return u1, np.cross(axis, u1)
 
 
 @dataclass(frozen=True)
@@ -164,14 +157,14 @@ class JointModel:
             if j.kind == "revolute":
                 a_a = quat_rotate(qa, j.axis_a)
                 a_b = quat_rotate(qb, j.axis_b) if j.b >= 0 else j.axis_b
-                u1, u2 = _perp(a_b)
+                u1, u2 = perpendicular_pair(a_b)
                 mis = np.cross(a_b, a_a)
                 for u in (u1, u2):
                     G_rows.append(ang(u))
                     C_rows.append(u @ mis)
             if j.kind == "prismatic":
                 a_b = quat_rotate(qb, j.axis_b) if j.b >= 0 else j.axis_b
-                u1, u2 = _perp(a_b)
+                u1, u2 = perpendicular_pair(a_b)
                 for u in (u1, u2):
                     # velocity of A's anchor relative to B's material point at the same place
                     G_rows.append(lin(u, rb_point=pa - xb))

@@ -39,6 +39,9 @@ __all__ = [
     "check_positive",
     "check_count",
     "check_seed",
+    "seed_entropy",
+    "check_sampling_options",
+    "interrupted",
     "check_output",
     "add_report_arguments",
     "write_report",
@@ -268,6 +271,47 @@ def check_seed(value: int | None) -> None:
     (numpy's ``SeedSequence`` takes no negative entropy)."""
     if value is not None and value < 0:
         raise OptionError("--seed", f"expected a non-negative integer, got {value}")
+
+
+def seed_entropy(value: int | None) -> int:
+    """The entropy a command seeds with: ``--seed``, or a fresh one drawn from the operating
+    system (``SeedSequence().entropy``) that the command prints and stores, so that the run can
+    be made again."""
+    if value is not None:
+        return int(value)
+    import numpy as np
+
+    return int(np.random.SeedSequence().entropy)
+
+
+def check_sampling_options(args: argparse.Namespace, what: str) -> tuple[tuple[str, Any], ...]:
+    """The checks of the commands that run ``-n`` realizations over workers or a scheduler
+    (``ensemble``, ``sensitivity``), before the scene loads: ``--scheduler`` (a typo fails at
+    once), ``-n`` (counting ``what``), ``--workers`` (``auto`` resolved in ``args``), ``--seed``,
+    ``--dt`` and ``--duration``. Returns the parsed ``--set`` overrides."""
+    if args.scheduler is not None:
+        from workbench.ensemble.run import check_scheduler_address
+
+        check_scheduler_address(args.scheduler)
+    overrides = parse_overrides(args)
+    check_count("-n", args.n, what)
+    args.workers = resolve_workers(args.workers)
+    check_count("--workers", args.workers, "worker")
+    check_seed(args.seed)
+    for name in ("dt", "duration"):
+        check_positive(name, getattr(args, name), what="number of seconds", finite=False)
+    return overrides
+
+
+def interrupted(command: str, out: Path) -> int:
+    """Say on stderr that ``command`` was interrupted and that ``out`` keeps what was completed
+    (``--resume`` continues it); the exit status of an interrupt, 130."""
+    print(
+        f"workbench {command}: interrupted; completed realizations are kept in {out}; "
+        "continue with --resume",
+        file=sys.stderr,
+    )
+    return 130
 
 
 def check_output(path: str | Path | None, *, folder: bool = False) -> None:

@@ -13,19 +13,15 @@ from pathlib import Path
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
-    check_count,
     check_output,
-    check_positive,
-    check_seed,
-    parse_overrides,
+    check_sampling_options,
+    interrupted,
     progress_bar,
-    resolve_workers,
     workers_value,
 )
 from workbench.ensemble.run import (
     LOCAL_SCHEDULER,
     SceneRef,
-    check_scheduler_address,
     run_ensemble,
 )
 from workbench.errors import OptionError
@@ -102,19 +98,11 @@ def add_ensemble_parser(sub) -> None:
 
 def cmd_ensemble(args) -> int:
     """``workbench ensemble`` (the work is :func:`workbench.ensemble.run.run_ensemble`)."""
-    if args.scheduler is not None:  # before the scene loads: a typo fails at once
-        check_scheduler_address(args.scheduler)
+    overrides = check_sampling_options(args, "realization")
     if args.dashboard is not None and args.scheduler != LOCAL_SCHEDULER:
         raise OptionError(
             "--dashboard", "only with --scheduler local (a cluster you started has its own)"
         )
-    overrides = parse_overrides(args)
-    check_count("-n", args.n, "realization")
-    args.workers = resolve_workers(args.workers)
-    check_count("--workers", args.workers, "worker")
-    check_seed(args.seed)
-    for name in ("dt", "duration"):
-        check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     path = find_scene(args.scene)
     ref = SceneRef(str(path), overrides, args.dt, args.duration, force=args.force)
     scene = ref.load()  # validate before anything runs
@@ -143,12 +131,7 @@ def cmd_ensemble(args) -> int:
                 compression=None if args.compression == "none" else args.compression,
             )
     except KeyboardInterrupt:
-        print(
-            f"workbench ensemble: interrupted; completed realizations are kept in {out}; "
-            f"continue with --resume",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted("ensemble", out)
     failed = len(result.failed)
     if not args.quiet:
         print(

@@ -9,8 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from reverse.goals.markov import KINDS, STATE_NAMES
 from reverse.pasts.conditioned import CONDITIONED_BUDGET
 from reverse.pasts.training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
@@ -22,6 +20,7 @@ from workbench.cli.common import (
     check_seed,
     load_scene_arguments,
     progress_bar,
+    seed_entropy,
 )
 from workbench.errors import MarkovModelError, SceneError
 
@@ -257,7 +256,7 @@ def cmd_markov_train(args) -> int:
     problem = training_problem(args.n, duration, dt)  # refuses < 1 or uncountable steps too
     if problem and not args.force:
         raise SceneError("--duration", "", f"{problem}; pass --force to train anyway")
-    entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
+    entropy = seed_entropy(args.seed)
     out = Path(args.output or f"{path.stem}_markov.json")
     if not out.parent.is_dir():
         raise MarkovModelError(f"{out}: the directory {out.parent} does not exist")
@@ -343,7 +342,7 @@ def cmd_markov_compare(args) -> int:
     if args.conditioned:
         check_count("--verify-budget", CONDITIONED_BUDGET if args.verify_budget is None
                     else args.verify_budget, "PyBullet run")  # fmt: skip
-    entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
+    entropy = seed_entropy(args.seed)
     out = Path(args.output or f"{path.stem}_plausibility")
     if out.exists() and not out.is_dir():
         raise SceneError("-o", "", f"{out} exists and is not a folder")

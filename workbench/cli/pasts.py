@@ -7,8 +7,6 @@ they read a ``workbench reverse --samples`` file."""
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST, final_rest_body
+from reverse.pasts.files import write_conditioned_pasts
 from reverse.runs.run import plan_reverse_run
 from reverse.runs.verify import DEFAULT_RADIUS
 from workbench.cli.common import (
@@ -29,13 +28,12 @@ from workbench.cli.common import (
     load_scene_arguments,
     parse_verify_tolerance,
     progress_bar,
+    seed_entropy,
 )
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
-from workbench.scene.loader import scene_to_json
-from workbench.store import StoreSchema, TrajectoryStore
 
-__all__ = ["CONDITIONED_DTYPE", "add_pasts_parser", "cmd_pasts"]
+__all__ = ["add_pasts_parser", "cmd_pasts"]
 
 DESCRIPTION = f"""\
 Sample K pasts of SCENE forward: motions that PyBullet brings to rest at the scene's state, for a
@@ -111,127 +109,6 @@ def cmd_pasts(args) -> int:
     return run_conditioned(args, path, overrides, scene)
 
 
-#: One row per throw tried in ``/conditioned/outcomes`` (no wall times: identical inputs give
-#: identical bytes, docs/hdf5.md), in throw order.
-CONDITIONED_DTYPE = np.dtype(
-    [
-        ("throw", "i8"),
-        ("realization", "i8"),
-        ("status", "S12"),
-        ("carry_position", "f8"),
-        ("carry_angle", "f8"),
-        ("residual_position", "f8"),
-        ("residual_angle", "f8"),
-        ("pybullet_runs", "i8"),
-        ("rest_time", "f8"),
-        ("message", "S120"),
-    ]
-)
-
-#: Units and descriptions of the :data:`CONDITIONED_DTYPE` fields, for the file.
-_CONDITIONED_FIELDS = {
-    "throw": ("1", "throw index: its draws SeedSequence(seed_entropy, spawn_key=(throw,))"),
-    "realization": ("1", "realization in the file holding its past (-1: not kept)"),
-    "status": ("", "refined (kept) | not refined | error | moving | other face"),
-    "carry_position": (
-        "m",
-        "the throw's rest pose, turned about the vertical and shifted onto the final pose: "
-        "distance from the final position (NaN: no rest by the end of the duration)",
-    ),
-    "carry_angle": ("deg", "the same: rotation angle from the final orientation"),
-    "residual_position": ("m", "kept past: its rest position's distance from the final one"),
-    "residual_angle": ("deg", "kept past: its rest orientation's angle from the final one"),
-    "pybullet_runs": (
-        "1",
-        "PyBullet forward runs: the throw, its record when on the face, the refinement's and "
-        "the past's record",
-    ),
-    "rest_time": ("s", "kept past: time from its earliest state to rest"),
-    "message": ("", "why the throw was not kept (first 120 bytes)"),
-}
-
-_STATE_TEXT = (
-    "every body: position (3), body-frame quaternion x y z w (4), linear (3) and angular "
-    "velocity (3)"
-)
-
-
-def _past_trajectory(past, body_names, dt: float, params: dict):
-    """A kept :class:`reverse.pasts.conditioned.ConditionedPast` as a
-    :class:`~workbench.sim.state.Trajectory` in a reverse run's conventions
-    (:func:`reverse.runs.run.run_reverse`: ``time`` = k·dt from 0, the earliest state, to the
-    duration, the scene's state; status ``ok``)."""
-    from workbench.sim.state import Trajectory
-
-    a = past.trajectory
-    return Trajectory(
-        time=np.arange(len(a)) * dt,  # as reverse.runs.run: int to float, then one product
-        body_names=tuple(body_names),
-        position=np.ascontiguousarray(a[:, :, 0:3]),
-        orientation=np.ascontiguousarray(a[:, :, 3:7]),
-        linear_velocity=np.ascontiguousarray(a[:, :, 7:10]),
-        angular_velocity=np.ascontiguousarray(a[:, :, 10:13]),
-        diagnostics={"kinetic_energy": np.array(past.kinematics[:, 2], dtype=float)},
-        params=params,
-    )
-
-
-def _conditioned_table(tried, kept) -> np.ndarray:
-    """Every throw tried as a row of :data:`CONDITIONED_DTYPE`, in throw order."""
-    realization = {r.throw: k for k, r in enumerate(kept)}
-    return np.array(
-        [
-            (
-                r.throw,
-                realization.get(r.throw, -1),
-                r.status.encode()[:12],
-                r.carry_position,
-                math.degrees(r.carry_angle),
-                r.residual_position,
-                math.degrees(r.residual_angle),
-                r.pybullet_runs,
-                r.rest_time,
-                r.message.encode("ascii", "replace")[:120],
-            )
-            for r in tried
-        ],
-        dtype=CONDITIONED_DTYPE,
-    )
-
-
-def _conditioned_dataset_attrs() -> dict[str, dict]:
-    """``extra_dataset_attrs`` of the ``conditioned/`` datasets, for the store."""
-    names = CONDITIONED_DTYPE.names
-    return {
-        "conditioned/outcomes": {
-            "units": "",
-            "description": "conditioned forward pasts (reverse/pasts/conditioned.py): one row "
-            "per throw tried, in throw order, and what became of it",
-            "dims": ("throw",),
-            "field_units": tuple(_CONDITIONED_FIELDS[f][0] for f in names),
-            "field_descriptions": tuple(_CONDITIONED_FIELDS[f][1] for f in names),
-        },
-        "conditioned/earliest": {
-            "units": "m, 1, m/s, rad/s",
-            "description": "refined earliest state of each realization (its first record), "
-            + _STATE_TEXT,
-            "dims": ("realization", "body", "state_component"),
-        },
-        "conditioned/release": {
-            "units": "m, 1, m/s, rad/s",
-            "description": "each realization's throw release carried onto the final pose (the "
-            "refinement's start), " + _STATE_TEXT,
-            "dims": ("realization", "body", "state_component"),
-        },
-        "conditioned/contact_state": {
-            "units": "1",
-            "description": "contact state of the moving body per record, as the Markov "
-            "training counts it (0 free, 1 vertex, 2 edge, 3 face; reverse/goals/markov.py)",
-            "dims": ("realization", "time"),
-        },
-    }
-
-
 def run_conditioned(args, path, overrides, scene) -> int:
     """K pasts sampled forward (:func:`reverse.pasts.conditioned.
     conditioned_pasts`) in the scene as ``workbench run`` builds it, written as realizations."""
@@ -252,7 +129,7 @@ def run_conditioned(args, path, overrides, scene) -> int:
         raise SceneError(option, "", f"{what} {problem}; pass --force to run them anyway")
     body = final_rest_body(scene, dt, args.verify_tolerance)
     limit = MAX_THROWS_PER_PAST * k_asked if args.max_throws is None else args.max_throws
-    entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
+    entropy = seed_entropy(args.seed)
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
     settings = verify_settings(args.verify_budget, args.verify_tolerance, args.verify_radius)
     t0 = time.perf_counter()
@@ -281,54 +158,12 @@ def run_conditioned(args, path, overrides, scene) -> int:
         )
         return 1
     complete = len(kept) == k_asked
-    table = _conditioned_table(tried, kept)
-    b = scene.bodies[body]
-    props = b.mass_properties
-    params = {f"{b.name}/mass": np.array(props.mass), f"{b.name}/inertia": props.inertia_matrix}
-    trajs = [_past_trajectory(r, scene.body_names, dt, params) for r in kept]
-    tol, radius = args.verify_tolerance, args.verify_radius
     out = Path(args.output or f"{path.stem}_pasts.h5")
-    attrs = {
-        "time_reversed": 1,
-        "reverse_dt": dt,
-        "reverse_duration": float(trajs[0].time[-1]),
-        "start_overlap": overlap_of(scene.with_settings(dt=dt)).depth,
-        "reverse_sampler": "conditioned",
-        "conditioned_sampler": "conditioned forward pasts (reverse/pasts/conditioned.py): "
-        "throws of the training's throw law resting on the final pose's face at the end of the "
-        "duration, carried onto it by a turn about the vertical and a horizontal shift, their "
-        "release refined until PyBullet rests within the tolerance; not the backward stepper",
-        "conditioned_asked": k_asked,
-        "conditioned_kept": len(kept),
-        "conditioned_throws": len(tried),
-        "conditioned_max_throws": limit,
-        "conditioned_complete": int(complete),
-        "conditioned_summary": json.dumps(summary, sort_keys=True),
-        "conditioned_verify_budget": args.verify_budget,
-        "conditioned_verify_tolerance": [tol[0], math.degrees(tol[1])],
-        "conditioned_verify_radius": [radius[0], math.degrees(radius[1])],
-        "kept_throws": ",".join(str(r.throw) for r in kept),
-    }
-    datasets = {
-        "conditioned/outcomes": table,
-        "conditioned/earliest": np.stack([r.earliest for r in kept]).astype(float),
-        "conditioned/release": np.stack([r.release for r in kept]).astype(float),
-        "conditioned/contact_state": np.stack([r.states for r in kept]).astype(np.int8),
-    }
-    with TrajectoryStore.create(
-        out,
-        StoreSchema.from_trajectory(trajs[0]),
-        len(trajs),
-        scene_text=scene.source_text,
-        scene_json=scene_to_json(scene),
-        seed_entropy=entropy,
-        kind="ensemble",
-        timestamp=args.timestamp,
-        extra_attrs=attrs,
-        extra_datasets=datasets,
-        extra_dataset_attrs=_conditioned_dataset_attrs(),
-    ) as store:
-        store.write_many(enumerate(trajs))
+    write_conditioned_pasts(
+        out, scene, kept, tried, summary, body=body, dt=dt, asked=k_asked, max_throws=limit,
+        settings=settings, entropy=entropy,
+        start_overlap=overlap_of(scene.with_settings(dt=dt)).depth, timestamp=args.timestamp,
+    )  # fmt: skip
     if not args.quiet:
         print(_conditioned_report(summary, kept, body, wall))
     if not complete:

@@ -14,8 +14,16 @@ import numpy as np
 
 from reverse.goals.hints import late_hints, resolve_hints
 from reverse.goals.markov import load_model
+from reverse.pasts.files import (
+    FileParts,
+    confirmation_parts,
+    reverse_attrs,
+    verification_parts,
+    write_reverse_run,
+    write_sampled_runs,
+)
 from reverse.runs import run as reverse_run
-from reverse.runs.confirm import Confirmation, confirm_run
+from reverse.runs.confirm import confirm_run
 from reverse.runs.run import (
     contact_rules,
     plan_reverse_run,
@@ -31,17 +39,18 @@ from workbench.cli.common import (
     add_timestamp_argument,
     add_verify_arguments,
     add_workers_arguments,
+    check_count,
     check_positive,
+    check_seed,
     load_scene_arguments,
     parse_overrides,
     parse_verify_tolerance,
     progress_bar,
+    seed_entropy,
 )
 from workbench.ensemble.run import SceneRef
 from workbench.errors import SceneError
 from workbench.scene.catalog import find_data
-from workbench.scene.loader import scene_to_json
-from workbench.store import StoreSchema, TrajectoryStore, write_trajectory
 
 __all__ = ["add_reverse_parser", "cmd_reverse"]
 
@@ -230,23 +239,20 @@ def cmd_reverse(args) -> int:
     for name in ("restitution_blend", "angular_damping", "linear_damping"):
         check_positive(name.replace("_", "-"), getattr(args, name), allow_zero=True)
     check_positive("slip-damping", args.slip_damping, allow_zero=True, finite=False)
-    if args.seed is not None and args.seed < 0:
-        raise SceneError("--seed", "", f"expected a non-negative integer, got {args.seed}")
+    check_seed(args.seed)
     if args.samples is not None:
-        if args.samples < 1:
-            raise SceneError("--samples", "", f"expected at least 1, got {args.samples}")
+        check_count("--samples", args.samples, "run")
         if not 1 <= args.keep <= args.samples:
             raise SceneError("--keep", "", f"expected 1 ≤ k ≤ --samples {args.samples}")
-        if args.workers < 1:
-            raise SceneError("--workers", "", f"expected at least 1, got {args.workers}")
+        check_count("--workers", args.workers, "worker")
         if args.then_forward:
             raise SceneError("--then-forward", "", "cannot be combined with --samples")
     elif args.heading != "scene":
         raise SceneError("--heading", "", "a random heading needs --samples")
     parse_verify_tolerance(args)
     args.verify_budget = args.verify
-    if args.verify is not None and args.verify < 1:
-        raise SceneError("--verify", "", f"expected at least 1 PyBullet run, got {args.verify}")
+    if args.verify is not None:
+        check_count("--verify", args.verify, "PyBullet run")
     if args.verify is not None and args.then_forward:
         raise SceneError("--verify", "", "cannot be combined with --then-forward")
     dt = args.dt or scene.settings.dt
@@ -291,17 +297,16 @@ def cmd_reverse(args) -> int:
     overlap = start_overlap(scene)
     if overlap.warning(path):
         print(f"workbench reverse: {overlap.warning(path)}", file=sys.stderr)
-    attrs = {
-        "time_reversed": 1,
-        "reverse_dt": dt,
-        "hints": hints_text,
-        "start_overlap": overlap.depth,
-        "reverse_settings": repr(settings),
-        **({"markov_table": markov.to_json()} if markov is not None else {}),
-        **({"energy_limit": args.energy_limit} if args.energy_limit else {}),
-        **({"persist_contacts": 1} if args.persist_contacts else {}),
-        **({"sample_heading": args.heading} if args.samples is not None else {}),
-    }
+    attrs = reverse_attrs(
+        dt=dt,
+        settings=settings,
+        hints_text=hints_text,
+        start_overlap=overlap.depth,
+        markov=markov,
+        energy_limit=args.energy_limit,
+        persist_contacts=args.persist_contacts,
+        sample_heading=args.heading if args.samples is not None else None,
+    )
     out = Path(args.output or f"{path.stem}_reverse.h5")
     if args.samples is not None:
         if resolved.draws:
@@ -341,46 +346,32 @@ def _parse_energy_limit(args) -> None:
     args.on_energy = mode or "stop"
 
 
-def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, dict]:
-    """Refine the kept runs' earliest states (:func:`reverse.runs.verify.verify_runs`); the
-    datasets,
-    their attributes and the root attributes to store, and a summary printed unless quiet."""
-    from reverse.runs.verify import verify_dataset_attrs, verify_runs, verify_states, verify_table
+def _verify(args, path, overrides, runs, entropy) -> FileParts:
+    """Refine the kept runs' earliest states (:func:`reverse.runs.verify.verify_runs`); what
+    they add to the file (:func:`reverse.pasts.files.verification_parts`), and a summary printed
+    unless quiet."""
+    from reverse.runs.verify import verify_runs, verify_settings
 
     ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
+    settings = verify_settings(args.verify_budget, args.verify_tolerance, args.verify_radius)
     workers = 1 if args.samples is None else args.workers
     scheduler = None if args.samples is None else args.scheduler
     with progress_bar(len(runs), "verified", quiet=args.quiet) as advance:
         t0 = time.perf_counter()
         outcomes = verify_runs(
-            ref,
-            runs,
-            entropy=entropy,
-            budget=args.verify_budget,
-            tolerance=args.verify_tolerance,
-            radius=args.verify_radius,
-            workers=workers,
-            scheduler=scheduler,
+            ref, runs, entropy=entropy, **settings, workers=workers, scheduler=scheduler,
             progress=advance,
-        )
+        )  # fmt: skip
         wall = time.perf_counter() - t0
-    table = verify_table(outcomes)
-    datasets = {"verify/outcomes": table, "verify/earliest": verify_states(outcomes)}
-    attrs = {
-        "verify_budget": args.verify_budget,
-        "verify_tolerance": [args.verify_tolerance[0], math.degrees(args.verify_tolerance[1])],
-        "verify_radius": [args.verify_radius[0], math.degrees(args.verify_radius[1])],
-        "verify_entropy": str(entropy),
-        "verified_runs": int(np.sum(table["status"] == b"refined")),
-    }
+    parts = verification_parts(outcomes, settings, entropy)
     if not args.quiet:
-        n_ok = attrs["verified_runs"]
+        table = parts.datasets["verify/outcomes"]
         runs_total = int(np.sum(table["pybullet_runs"]))
         print(
-            f"forward verification: {n_ok} of {len(outcomes)} run(s) refined to rest within "
-            f"{args.verify_tolerance[0]:g} m and {math.degrees(args.verify_tolerance[1]):g} deg "
-            f"of the final pose; {runs_total} PyBullet runs in {wall:.1f} s "
-            f"({runs_total / max(len(outcomes), 1):.1f} per run)"
+            f"forward verification: {parts.attrs['verified_runs']} of {len(outcomes)} run(s) "
+            f"refined to rest within {args.verify_tolerance[0]:g} m and "
+            f"{math.degrees(args.verify_tolerance[1]):g} deg of the final pose; {runs_total} "
+            f"PyBullet runs in {wall:.1f} s ({runs_total / max(len(outcomes), 1):.1f} per run)"
         )
         for row in table:
             print(
@@ -389,7 +380,7 @@ def _verify(args, path, overrides, runs, entropy, scene) -> tuple[dict, dict, di
                 f"{row['pybullet_runs']} PyBullet runs (reverse state: "
                 f"{row['initial_position']:.3g} m, {row['initial_angle']:.3g} deg)"
             )
-    return datasets, verify_dataset_attrs(), attrs
+    return parts
 
 
 def _check_size(args, scene, dt) -> None:
@@ -423,45 +414,24 @@ def _single(args, path, scene, options, attrs, out) -> int:
     with progress_bar(n_steps, "steps", quiet=args.quiet) as advance:
         result = run_reverse(scene, seed=args.seed, progress=advance, **options)
     traj = result.trajectory
-    attrs = {**attrs, "reverse_duration": float(traj.time[-1])}
-    if result.audit is not None:
-        attrs["audit"] = result.audit.to_json()
-    if options["markov"] is not None:
-        attrs["markov_seed"] = str(result.markov_entropy)
-        attrs["markov_transitions"] = result.markov_transitions
+    forward_from = None
     if args.then_forward and traj.status == "ok":
         traj = stitch_forward(traj, scene, args.then_forward, options["dt"])
-        attrs["forward_from"] = float(result.trajectory.time[-1])
+        forward_from = float(result.trajectory.time[-1])
     wall = time.perf_counter() - t0
-    datasets, described = {"reverse/islands": result.island_log}, {}
-    confirmation = None
+    parts, confirmation = FileParts(), None
     past = result.trajectory
     if past.status in ("ok", "implausible") and len(past.time) > 1:
         confirmation = confirm_run(
             scene, past.state(0), past.state(len(past.time) - 1), float(past.time[-1])
         )
-        datasets["reverse/confirmation"] = confirmation.table()
-        described["reverse/confirmation"] = Confirmation.dataset_attrs()
-        attrs["confirmed_share"] = confirmation.share
+        parts.add(confirmation_parts(confirmation))
     if args.verify is not None and traj.status == "ok":
-        entropy = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy)
-        more, more_described, more_attrs = _verify(
-            args, path, parse_overrides(args), [(0, traj)], entropy, scene
-        )
-        datasets.update(more)
-        described.update(more_described)
-        attrs.update(more_attrs)
-    write_trajectory(
-        out,
-        traj,
-        scene_text=scene.source_text,
-        scene_json=scene_to_json(scene),
-        seed_entropy=args.seed,
-        extra_attrs=attrs,
-        extra_datasets=datasets,
-        extra_dataset_attrs=described or None,
-        timestamp=args.timestamp,
-    )
+        parts.add(_verify(args, path, parse_overrides(args), [(0, traj)], seed_entropy(args.seed)))
+    write_reverse_run(
+        out, scene, result, traj, attrs=attrs, parts=parts, forward_from=forward_from,
+        seed_entropy=args.seed, timestamp=args.timestamp,
+    )  # fmt: skip
     failed = int(np.sum(traj.diagnostics["lcp_failed"]))
     fallbacks = int(np.sum(traj.diagnostics["lcp_fallbacks"]))
     if not args.quiet and result.audit is not None:
@@ -516,35 +486,14 @@ def _sample(args, path, overrides, scene, options, attrs, out, variation=None) -
             file=sys.stderr,
         )
         return 1
-    first = result.kept[0][1]
-    datasets = {"sampling/outcomes": table}
-    for r, (_, _, log) in enumerate(result.kept):
-        datasets[f"reverse/islands_{r}"] = log
-    described, verified = {}, {}
+    parts = None
     if args.verify is not None:
         runs = [(o.index, traj) for o, traj, _ in result.kept]
-        more, described, verified = _verify(args, path, overrides, runs, result.entropy, scene)
-        datasets.update(more)
-    with TrajectoryStore.create(
-        out,
-        StoreSchema.from_trajectory(first),
-        len(result.kept),
-        scene_text=scene.source_text,
-        scene_json=scene_to_json(scene),
-        seed_entropy=result.entropy,
-        kind="ensemble",
+        parts = _verify(args, path, overrides, runs, result.entropy)
+    write_sampled_runs(
+        out, scene, result, attrs=attrs, samples=args.samples, parts=parts,
         timestamp=args.timestamp,
-        extra_attrs={
-            **attrs,
-            "reverse_duration": float(first.time[-1]),
-            "samples": args.samples,
-            "kept_runs": ",".join(str(o.index) for o, _, _ in result.kept),
-            **verified,
-        },
-        extra_datasets=datasets,
-        extra_dataset_attrs=described or None,
-    ) as store:
-        store.write_many((r, traj) for r, (_, traj, _) in enumerate(result.kept))
+    )  # fmt: skip
     if not args.quiet:
         print(_summary(table, args.energy_limit))
         order = "lowest peak kinetic energy first"

@@ -12,18 +12,14 @@ observer's channel at every recorded time (--observer NAME[.COMPONENT]).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from workbench.cli.common import (
     add_scene_arguments,
-    check_count,
     check_output,
-    check_positive,
-    check_seed,
-    parse_overrides,
+    check_sampling_options,
+    interrupted,
     progress_bar,
-    resolve_workers,
     workers_value,
 )
 from workbench.errors import OptionError
@@ -121,18 +117,10 @@ def cmd_sensitivity(args) -> int:
     :func:`workbench.analysis.sensitivity.run_sensitivity`)."""
     from workbench.analysis.sensitivity import run_sensitivity
     from workbench.ensemble.report import sensitivity_lines
-    from workbench.ensemble.run import SceneRef, check_scheduler_address
+    from workbench.ensemble.run import SceneRef
     from workbench.scene.catalog import find_scene
 
-    if args.scheduler is not None:
-        check_scheduler_address(args.scheduler)
-    overrides = parse_overrides(args)
-    check_count("-n", args.n, "sample")
-    args.workers = resolve_workers(args.workers)
-    check_count("--workers", args.workers, "worker")
-    check_seed(args.seed)
-    for name in ("dt", "duration"):
-        check_positive(name, getattr(args, name), what="number of seconds", finite=False)
+    overrides = check_sampling_options(args, "sample")
     if args.second_order and args.method != "sobol":
         raise OptionError("--second-order: only with --method sobol")
     path = find_scene(args.scene)
@@ -158,12 +146,7 @@ def cmd_sensitivity(args) -> int:
                 progress=advance,
             )
     except KeyboardInterrupt:
-        print(
-            f"workbench sensitivity: interrupted; completed realizations are kept in {out}; "
-            "continue with --resume",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted("sensitivity", out)
     if not args.quiet:
         for line in sensitivity_lines(out):
             print(line)
