@@ -22,10 +22,11 @@ uses them) and the rest of the command docs/reverse.md gives: ``LO``
 Usage::
 
     python benchmarks/plausibility_multibody.py                 # every demo
-    python benchmarks/plausibility_multibody.py --demo LO --bounce-apart
+    python benchmarks/plausibility_multibody.py --demo LO --contacts separate
 
-``--bounce-apart`` adds :attr:`reverse.step.types.StepSettings.bounce_apart` to every run
-(``--contacts bounce-apart``). Not yet here: the issue's forward reference (a PyBullet pour or
+``--contacts`` adds contact rules (``workbench reverse --contacts``) to every demo's own. For the
+spelling demo, "own bin" is the share of balls PyBullet brings into their own bin. Not yet here:
+the issue's forward reference (a PyBullet pour or
 drop of the same bodies into the same arrangement, audited the same way).
 """
 
@@ -54,6 +55,7 @@ from reverse.runs.run import contact_rules, run_reverse  # noqa: E402
 from reverse.step.types import StepSettings  # noqa: E402
 from workbench.scene.catalog import find_data  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.specs import parse_override  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -65,10 +67,12 @@ class Demo:
     markov: str | None = None
     settings: dict = field(default_factory=dict)
     seeds: tuple = (None,)
+    #: spelling scenes: balls per bin (ball k is in bin k // bin_size), for the own-bin share
+    bin_size: int | None = None
 
 
 DEMOS = {
-    "LO": Demo("scenes/spelling_balls.py", 3.0, {"text": "LO"}),
+    "LO": Demo("scenes/spelling_balls.py", 3.0, {"text": "LO"}, bin_size=25),
     "stack": Demo(
         "scenes/box_stack5.yaml",
         2.0,
@@ -94,15 +98,34 @@ def print_table(rows: list[dict]) -> None:
         print("  ".join(str(r[k]).ljust(width[k]) for k in keys))
 
 
-def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
+def own_bin_share(final: np.ndarray, reached: np.ndarray, bin_size: int) -> float:
+    """Share of the spelling balls that PyBullet brings into their own bin: within the bin's
+    square (its balls' mean final position ± half the balls' extent plus one radius, the free
+    width of the bin) and below the top of its walls. ``final``, ``reached``: (k, 3) in ball
+    order."""
+    k = len(final)
+    group = np.arange(k) // bin_size
+    centre = np.stack([final[group == g].mean(axis=0) for g in range(group.max() + 1)])[group]
+    spread = np.max(np.abs(final[:, :2] - centre[:, :2]))  # centre of the outer balls, m
+    radius = float(final[:, 2].min())  # the balls rest on the ground: z = radius
+    half = spread + radius
+    inside = np.all(np.abs(reached[:, :2] - centre[:, :2]) <= half, axis=1)
+    low = reached[:, 2] <= 2.0 * radius
+    return float(np.mean(inside & low))
+
+
+def run_demo(
+    name: str, demo: Demo, extra_rules: list[str], overrides: dict | None = None
+) -> list[dict]:
     path = REPO / demo.scene
-    scene = load_scene(path, overrides=demo.overrides or None)
+    scene = load_scene(path, overrides={**demo.overrides, **(overrides or {})} or None)
     given = scene.reverse  # the scene's own reverse settings, as `workbench reverse` uses them
     option = demo.hints or given.hints
     hints = resolve_hints(option, path, scene, sampled=False).hints if option else None
     markov = load_model(find_data(demo.markov)) if demo.markov else None
-    rules = contact_rules([*given.contacts, *(["bounce-apart"] if bounce_apart else [])])
+    rules = contact_rules([*given.contacts, *extra_rules])
     persist = rules.pop("persist_contacts")
+    cap_bounces = rules.pop("cap_bounces")
     controls = {
         "restitution_blend": given.restitution_blend,
         "angular_damping": given.angular_damping,
@@ -124,6 +147,7 @@ def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
             seed=seed,
             settings=settings,
             persist_contacts=persist,
+            cap_bounces=cap_bounces,
         )
         wall = time.perf_counter() - t0
         traj, audit = res.trajectory, res.audit
@@ -131,8 +155,14 @@ def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
         speed = np.max(np.linalg.norm(traj.linear_velocity[:, moving], axis=2), axis=0)
         spin = np.max(np.linalg.norm(traj.angular_velocity[:, moving], axis=2), axis=0)
         earliest, final = traj.state(0), traj.state(len(traj.time) - 1)
-        miss = confirm_run(scene, earliest, final, float(traj.time[-1])).position_error
+        confirmation = confirm_run(scene, earliest, final, float(traj.time[-1]))
+        miss = confirmation.position_error
         near1, near5 = float(np.mean(miss <= 0.01)), float(np.mean(miss <= 0.05))
+        in_bin = "-"
+        if demo.bin_size:
+            index = moving_bodies(scene)
+            share = own_bin_share(final.position[index], confirmation.reached, demo.bin_size)
+            in_bin = f"{100 * share:.0f}%"
         limit = audit.limits.energy_fraction * audit.peak_kinetic
         rows.append(
             {
@@ -149,6 +179,7 @@ def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
                 ),
                 "energy gain J (limit)": f"{audit.energy_gain:.3g} ({limit:.3g})",
                 "confirmed ≤1/≤5 cm": f"{100 * near1:.0f}% / {100 * near5:.0f}%",
+                "own bin": in_bin,
                 "wall s": f"{wall:.1f}",
             }
         )
@@ -158,11 +189,25 @@ def run_demo(name: str, demo: Demo, bounce_apart: bool) -> list[dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--demo", choices=sorted(DEMOS), action="append", help="(default: all)")
-    ap.add_argument("--bounce-apart", action="store_true", help="StepSettings.bounce_apart on")
+    ap.add_argument(
+        "--contacts",
+        metavar="RULE[,RULE]",
+        default="",
+        help="contact rules added to every demo's own (workbench reverse --contacts)",
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a scene parameter for every demo (repeatable), e.g. dt=0.004166666666666667",
+    )
     args = ap.parse_args(argv)
+    overrides = dict(parse_override(text) for text in args.set)
     rows = []
     for name in args.demo or list(DEMOS):
-        rows += run_demo(name, DEMOS[name], args.bounce_apart)
+        rules = [r for r in args.contacts.split(",") if r]
+        rows += run_demo(name, DEMOS[name], rules, overrides)
         print(f"{name}: done", file=sys.stderr, flush=True)
     print_table(rows)
     return 0

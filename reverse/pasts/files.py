@@ -73,6 +73,7 @@ def reverse_attrs(
     markov=None,
     energy_limit: float | None = None,
     persist_contacts: bool = False,
+    cap_bounces: bool = False,
     sample_heading: str | None = None,
 ) -> dict:
     """The root attributes every backward-run file carries: time reversal, the step and its
@@ -87,6 +88,7 @@ def reverse_attrs(
         **({"markov_table": markov.to_json()} if markov is not None else {}),
         **({"energy_limit": energy_limit} if energy_limit else {}),
         **({"persist_contacts": 1} if persist_contacts else {}),
+        **({"cap_bounces": 1} if cap_bounces else {}),
         **({"sample_heading": sample_heading} if sample_heading is not None else {}),
     }
 
@@ -96,7 +98,21 @@ def confirmation_parts(confirmation) -> FileParts:
     :class:`~reverse.runs.confirm.Confirmation` (the past played forward by PyBullet)."""
     return FileParts(
         datasets={"reverse/confirmation": confirmation.table()},
-        described={"reverse/confirmation": confirmation.dataset_attrs()},
+        described={
+            "reverse/confirmation": {
+                "units": "",
+                "description": "PyBullet's confirmation of the run (reverse/runs/confirm.py): "
+                "each moving body's distance and turn from its place in the scene after PyBullet "
+                "played the earliest state forward for the run's duration",
+                "dims": ("moving_body",),
+                "field_units": ("", "m", "deg"),
+                "field_descriptions": (
+                    "body name",
+                    "distance from its place in the scene (inf: the run went non-finite)",
+                    "rotation from its orientation in the scene",
+                ),
+            }
+        },
         attrs={"confirmed_share": confirmation.share},
     )
 

@@ -37,11 +37,12 @@ CONFIRM_DTYPE = np.dtype([("body", "S64"), ("position_error", "f8"), ("angle_err
 class Confirmation:
     """Per moving body, how far PyBullet's forward run from the earliest state ends from the
     body's place in the scene: ``position_error`` (m, inf when the run went non-finite) and
-    ``angle_error`` (degrees)."""
+    ``angle_error`` (degrees), and where it ends (``reached``, m, (k, 3))."""
 
     body_names: list[str]
     position_error: np.ndarray
     angle_error: np.ndarray
+    reached: np.ndarray | None = None
     tolerance: float = CONFIRM_TOLERANCE
 
     @property
@@ -72,23 +73,6 @@ class Confirmation:
         out["angle_error"] = self.angle_error
         return out
 
-    @staticmethod
-    def dataset_attrs() -> dict:
-        """The store's ``extra_dataset_attrs`` entry of ``reverse/confirmation``."""
-        return {
-            "units": "",
-            "description": "PyBullet's confirmation of the run (reverse/runs/confirm.py): each "
-            "moving body's distance and turn from its place in the scene after PyBullet played "
-            "the earliest state forward for the run's duration",
-            "dims": ("moving_body",),
-            "field_units": ("", "m", "deg"),
-            "field_descriptions": (
-                "body name",
-                "distance from its place in the scene (inf: the run went non-finite)",
-                "rotation from its orientation in the scene",
-            ),
-        }
-
 
 def moving_bodies(scene: Scene) -> list[int]:
     """Indices of the scene's bodies that move (not fixed, not a plane)."""
@@ -113,4 +97,4 @@ def confirm_run(scene: Scene, earliest: State, final: State, duration: float) ->
         )
         angle[finite] = np.degrees(rel.magnitude())
     error[~finite] = np.inf
-    return Confirmation([scene.bodies[j].name for j in moving], error, angle)
+    return Confirmation([scene.bodies[j].name for j in moving], error, angle, out.position)

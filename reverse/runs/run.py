@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from reverse.goals.hints import Hint, HintPolicy, free_overrides
 from reverse.goals.markov import TransitionModel
 from reverse.goals.policy import MarkovPolicy
 from reverse.lcp.solve import LCPError
-from reverse.runs.audit import Audit, audit_run, body_radii, mechanical_energy
+from reverse.runs.audit import SPEED_FLOOR, Audit, audit_run, body_radii, mechanical_energy
 from reverse.runs.contacts import ContactDetector
 from reverse.step.dynamics import RigidBodies
 from reverse.step.joints import JointModel
@@ -175,6 +175,8 @@ CONTACT_RULES = {
     "joint-unit-restitution": ("joint_unit_restitution", True),
     "no-free-to-bounce": ("free_to_bounce", False),
     "bounce-apart": ("bounce_apart", True),
+    "separate": ("separate", True),
+    "cap-bounces": ("cap_bounces", True),
 }
 
 
@@ -487,6 +489,7 @@ def run_reverse(
     energy_limit: float | None = None,
     on_energy: str = "stop",
     persist_contacts: bool = False,
+    cap_bounces: bool = False,
 ) -> ReverseResult:
     """Step ``scene`` backward for ``duration`` seconds.
 
@@ -518,6 +521,11 @@ def run_reverse(
     point now keep their points within the touch tolerance
     (:class:`reverse.runs.contacts.ContactDetector` ``persist``): a block pivoting backward about a
     kept edge keeps it (docs/reverse.md, "Energy-consistent pasts", cause 2).
+
+    ``cap_bounces`` (opt-in): backward collisions approach at most at the speed the scene's
+    height, its hints and its own motion allow (:func:`bounce_cap`, set as
+    :attr:`StepSettings.bounce_cap <reverse.step.types.StepSettings.bounce_cap>`), which bounds
+    the backward bounce pump of a stack coming apart.
     """
     if on_energy not in ("stop", "flag"):
         raise ValueError(f"on_energy: expected 'stop' or 'flag', got {on_energy!r}")
@@ -537,6 +545,9 @@ def run_reverse(
         persist_contacts=persist_contacts,
     )
     rigid = stepper.rigid
+    if cap_bounces:
+        cap = bounce_cap(scene, rigid, hints or [], duration)
+        stepper.settings = settings = replace(settings, bounce_cap=cap)
     exceeded_at = None
     policy = HintPolicy(hints or [], scene.body_names, dt, settings.epsilon)
     goals, markov_entropy = policy, None
@@ -657,6 +668,34 @@ def run_reverse(
     return ReverseResult(
         traj, island_log, timing, markov_entropy, n_drops, exceeded_at, contact_timing, audit
     )
+
+
+def bounce_cap(scene: Scene, rigid: RigidBodies, hints: list[Hint], duration: float) -> float:
+    """The speed (m/s) a backward collision may approach at under ``cap_bounces``: what a body
+    thrown at the largest speed the hints or the scene's own motion allow
+    (:func:`hint_allowances`, :func:`final_state_allowances`) gains falling the height of the
+    arrangement — from the lowest bottom to the highest top of the moving bodies in the scene's
+    state, along gravity — plus the audit's floor (``√(u² + 2|g|H)``, as
+    :func:`reverse.runs.audit.allowed_speeds` allows a body; a body's extent is its
+    :func:`~reverse.runs.audit.body_radii`). ``box_stack5``, five 0.25 m boxes at rest:
+    √(2 · 9.81 · 1.36) + 0.2 = 5.4 m/s."""
+    moving = rigid.moving
+    if not moving.any():
+        return math.inf
+    radii = body_radii(rigid.mass, rigid.inertia)
+    g = np.asarray(scene.gravity, dtype=float)
+    g_norm = float(np.linalg.norm(g))
+    position = np.array([b.position for b in scene.bodies], dtype=float)
+    speed = np.linalg.norm(np.array([b.linear_velocity for b in scene.bodies], float), axis=1)
+    u = max(
+        float(np.max(hint_allowances(scene, hints, duration, radii)[moving], initial=0.0)),
+        float(np.max(final_state_allowances(scene, speed)[moving], initial=0.0)),
+    )
+    height = 0.0
+    if g_norm > 0:
+        up = position[moving] @ (-g / g_norm)
+        height = float(np.max(up + radii[moving]) - np.min(up - radii[moving]))
+    return math.sqrt(u * u + 2.0 * g_norm * height) + SPEED_FLOOR
 
 
 def _kinetic_per_body(rigid: RigidBodies, traj: Trajectory) -> np.ndarray:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -59,6 +60,7 @@ from reverse.step.islands import (
 )
 from reverse.step.joints import JointModel
 from reverse.step.rolling import remove_slip, slip_decay
+from reverse.step.separation import separate_overlaps
 from reverse.step.types import IslandReport, StepReport, StepSettings
 from workbench.sim.state import State
 
@@ -260,6 +262,10 @@ class Stepper:
             for k, members in enumerate(find_islands(n, linked, joints.pairs())):
                 self._group[members] = k
         self._warm: dict[tuple, np.ndarray] = {}
+        # 1/kg of the bodies a separation may move (StepSettings.separate); 0 for static ones
+        self._inverse_mass = np.divide(
+            1.0, rigid.mass, out=np.zeros(n), where=rigid.moving & (rigid.mass > 0)
+        )
 
     # ------------------------------------------------------------------ public
     def memory(self) -> StepperMemory:
@@ -314,6 +320,11 @@ class Stepper:
         rep.timing["integration"] += t1 - t0
         if contacts is None:
             contacts = self.contact_source(x, q)
+        if s.separate and len(contacts):
+            before = float(-contacts.distance.min())
+            x, contacts, rep.separation_sweeps = separate_overlaps(contacts, x, self._inverse_mass)
+            if rep.separation_sweeps:
+                rep.separated = max(before - float(-contacts.distance.min()), 0.0)
         record_overlaps(contacts, rep)
         if s.slip_damping > 0:  # §4 "Rolling": round bodies roll without slipping backward
             velocity = remove_slip(
@@ -333,6 +344,8 @@ class Stepper:
             contacts = self._articulated_restitution(contacts)
         if s.bounce_apart:
             contacts = self._bounce_apart(contacts, x, velocity, rep)
+        if s.bounce_cap < math.inf:
+            contacts = self._cap_bounces(contacts, x, velocity, rep)
         g, pref, pref_roll = (None, None, None)
         if goals is not None:
             g, pref, pref_roll = goals(contacts, x, velocity)
@@ -455,6 +468,26 @@ class Stepper:
         lowered[slow] = np.minimum(1.0, vn[slow] / cut)
         rep.bounced_apart += int(slow.sum())
         return replace(contacts, restitution=lowered)
+
+    def _cap_bounces(
+        self, contacts: ContactSet, x: np.ndarray, velocity: np.ndarray, rep: StepReport
+    ) -> ContactSet:
+        """:attr:`StepSettings.bounce_cap`: a contact separating at ``v_n`` whose backward
+        collision would approach at ``v_n / e`` above the cap gets the restitution
+        ``min(1, v_n / cap)`` for this step."""
+        if not len(contacts):
+            return contacts
+        cap = self.settings.bounce_cap
+        v, _ = _relative(contacts, x, velocity)
+        vn = np.einsum("ij,ij->i", v, contacts.normal)
+        alpha = contacts.restitution
+        fast = (vn > 0) & (alpha > 0) & (vn > cap * alpha)
+        if not fast.any():
+            return contacts
+        raised = alpha.copy()
+        raised[fast] = np.minimum(1.0, vn[fast] / cap)
+        rep.bounces_capped += int(fast.sum())
+        return replace(contacts, restitution=raised)
 
     # ------------------------------------------------------------------ heuristics (§4)
     def _constrained(self, contacts: ContactSet) -> np.ndarray:

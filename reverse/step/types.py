@@ -11,6 +11,7 @@ References
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,6 +101,19 @@ class StepSettings:
         (``docs/studies/keep-apart.md``): deepest overlap 37 → 14 mm, peak spin 471 → 81 rad/s,
         forward energy gain 0.44 → 0.018 J, 1.3× the wall time. Off (default): the steps are
         exact mirrors of forward ones.
+    bounce_cap : float
+        Backward only, m/s: a backward collision (Eq. 7's elastic branch, the approach
+        ``v_n / e``) faster than this collides more elastically instead — its restitution for the
+        step is raised to ``v_n / bounce_cap``, at most 1 — so that a body bouncing backward
+        stops gaining speed at the cap (the bounce pump of §4 "Rapid velocity growth" bounded).
+        A collision with more restitution than the material's loses less energy forward; it
+        never gains any (``e ≤ 1``). ``inf`` (default): none.
+    separate : bool
+        Backward only: the overlap the step's configuration brings is pushed out along the
+        contact normals before its velocities are solved
+        (:func:`reverse.step.separation.separate_overlaps`, the backward counterpart of a forward
+        engine's position correction); velocities and orientations are left alone. Off
+        (default): the steps are exact mirrors of forward ones.
     slip_damping : float
         Backward only, §4 "Rolling": rate (1/s) at which the slip of a round body (a ball) at its
         static support decays backward, through its angular velocity alone, before each backward
@@ -124,6 +138,8 @@ class StepSettings:
     joint_unit_restitution: bool = False
     slip_damping: float = 0.0
     bounce_apart: bool = False
+    bounce_cap: float = math.inf
+    separate: bool = False
 
 
 @dataclass
@@ -168,6 +184,12 @@ class StepReport:
     #: Backward: slowly separating contacts given a bounce at the cut-off
     #: (:attr:`StepSettings.bounce_apart`).
     bounced_apart: int = 0
+    #: Backward: contacts whose backward collision was capped (:attr:`StepSettings.bounce_cap`).
+    bounces_capped: int = 0
+    #: Backward: deepest overlap (m) pushed out of the step's configuration, and the sweeps it
+    #: took (:attr:`StepSettings.separate`; 0 when off or nothing overlapped).
+    separated: float = 0.0
+    separation_sweeps: int = 0
     #: Bodies stepped in free flight (no contact, no joint: no island, no LCP).
     free_flight: int = 0
     #: Deepest interpenetration (m, ≥ 0) among the contacts detected at the step's configuration

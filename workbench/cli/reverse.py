@@ -158,7 +158,9 @@ def add_reverse_parser(sub) -> None:
         "within the touch tolerance), joint-unit-restitution (restitution 1 between jointed "
         "bodies), no-free-to-bounce (goals may start any body, not only those free to bounce), "
         "bounce-apart (contacts separating below the restitution cut-off bounce at it instead "
-        "of moving on into each other backward)",
+        "of moving on into each other backward), separate (overlap a backward step brings is "
+        "pushed out along the contact normals), cap-bounces (backward collisions approach at "
+        "most at the speed the scene's height and hints allow)",
     )
     g.add_argument(
         "--energy-limit",
@@ -283,6 +285,7 @@ def cmd_reverse(args) -> int:
         joint_unit_restitution=args.joint_unit_restitution,
         slip_damping=args.slip_damping,
         bounce_apart=args.bounce_apart,
+        separate=args.separate,
     )
     options = {
         "duration": args.duration,
@@ -293,6 +296,7 @@ def cmd_reverse(args) -> int:
         "energy_limit": args.energy_limit,
         "on_energy": args.on_energy,
         **({"persist_contacts": True} if args.persist_contacts else {}),
+        **({"cap_bounces": True} if args.cap_bounces else {}),
     }
     overlap = start_overlap(scene)
     if overlap.warning(path):
@@ -305,6 +309,7 @@ def cmd_reverse(args) -> int:
         markov=markov,
         energy_limit=args.energy_limit,
         persist_contacts=args.persist_contacts,
+        cap_bounces=args.cap_bounces,
         sample_heading=args.heading if args.samples is not None else None,
     )
     out = Path(args.output or f"{path.stem}_reverse.h5")
@@ -316,9 +321,9 @@ def cmd_reverse(args) -> int:
 
 
 def _parse_contacts(args) -> None:
-    """``--contacts RULE[,RULE]`` as ``args.persist_contacts``, ``args.joint_unit_restitution``,
-    ``args.free_to_bounce`` and ``args.bounce_apart`` (:func:`reverse.runs.run.contact_rules`); a
-    one-line error naming an unknown rule."""
+    """``--contacts RULE[,RULE]`` as the settings of :func:`reverse.runs.run.contact_rules`
+    (``args.persist_contacts``, ``args.free_to_bounce``, …); a one-line error naming an unknown
+    rule."""
     try:
         rules = contact_rules(filter(None, (r.strip() for r in args.contacts.split(","))))
     except ValueError as exc:

@@ -235,7 +235,14 @@ class Settings(StrictModel):
 
 
 #: ``--contacts`` rules of ``workbench reverse`` a scene's ``reverse.contacts`` may name.
-CONTACT_RULES = ("persist", "joint-unit-restitution", "no-free-to-bounce", "bounce-apart")
+CONTACT_RULES = (
+    "persist",
+    "joint-unit-restitution",
+    "no-free-to-bounce",
+    "bounce-apart",
+    "separate",
+    "cap-bounces",
+)
 
 
 class ReverseDefaults(StrictModel):

@@ -133,8 +133,56 @@ def test_the_contact_rules_are_the_scene_models_and_each_sets_one_setting():
         "joint_unit_restitution": False,
         "free_to_bounce": True,
         "bounce_apart": False,
+        "separate": False,
+        "cap_bounces": False,
     }
     on = contact_rules(["bounce-apart", "no-free-to-bounce"])
     assert on == {**off, "bounce_apart": True, "free_to_bounce": False}
     with pytest.raises(ValueError, match="got 'keep-apart'"):
         contact_rules(["keep-apart"])
+
+
+def test_the_bounce_cap_is_a_fall_from_the_top_of_the_arrangement_to_its_bottom():
+    from reverse.runs.audit import SPEED_FLOOR, body_radii
+    from reverse.runs.run import bounce_cap, build_stepper
+    from reverse.step.types import StepSettings
+
+    scene = load_scene(SCENES / "box_stack5.yaml")  # five boxes at rest, tops at 0.25 ... 1.25 m
+    rigid = build_stepper(scene, StepSettings(1e-3))[0].rigid
+    r = body_radii(rigid.mass, rigid.inertia)[1:]  # the same for every box
+    height = (1.125 + r[0]) - (0.125 - r[0])
+    cap = bounce_cap(scene, rigid, [], 2.0)
+    assert cap == pytest.approx(np.sqrt(2 * 9.81 * height) + SPEED_FLOOR)
+    assert 5.0 < cap < 6.0
+
+
+def test_hints_raise_the_bounce_cap_by_their_speed():
+    from reverse.goals.hints import resolve_hints
+    from reverse.runs.run import bounce_cap, build_stepper
+    from reverse.step.types import StepSettings
+
+    path = SCENES / "reverse_landing.yaml"
+    scene = load_scene(path)
+    rigid = build_stepper(scene, StepSettings(1e-3))[0].rigid
+    option = str(SCENES / "reverse_landing.hints.yaml")
+    hints = resolve_hints(option, path, scene, sampled=False).hints
+    plain, hinted = bounce_cap(scene, rigid, [], 0.5), bounce_cap(scene, rigid, hints, 0.5)
+    assert hinted > plain > 0
+    assert hinted >= max(h.speed for h in hints)
+
+
+@pytest.mark.slow
+def test_capped_bounces_keep_a_stack_coming_apart_slower():
+    from reverse.goals.markov import load_model
+    from reverse.step.types import StepSettings
+
+    scene = load_scene(SCENES / "box_stack5.yaml")
+    model = load_model(SCENES.parent / "data" / "markov_block.json")
+    peak = {}
+    for cap in (False, True):
+        res = run_reverse(
+            scene, duration=1.0, seed=2, markov=model, cap_bounces=cap,
+            settings=StepSettings(1e-3, attract=True),
+        )  # fmt: skip
+        peak[cap] = np.linalg.norm(res.trajectory.linear_velocity, axis=2).max()
+    assert peak[True] < 0.5 * peak[False]

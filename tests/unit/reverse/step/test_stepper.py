@@ -10,11 +10,14 @@ position update (docs/reverse.md, "Energy-consistent pasts", cause 2).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from reverse.goals.hints import HintPolicy
 from reverse.step.dynamics import ContactSet, Goals, RigidBodies, tangent_basis, world_inertia
+from reverse.step.separation import SLOP as SEPARATION_SLOP
 from reverse.step.stepper import (
     Stepper,
     StepReport,
@@ -682,3 +685,66 @@ def test_bounce_apart_leaves_a_bounce_its_restitution_can_give_alone():
     back, rep, _ = _slow_lift(True, up=0.3)
     assert rep.bounced_apart == 0
     assert back.linear_velocity[0, 2] == pytest.approx(-0.6, rel=1e-6)
+
+
+# ------------------------------------------------------------------------ separating
+def _rising_fast(separate: bool):
+    """A 0.1 m ball just above the ground, rising at 2 m/s, stepped back once with 1/120 s
+    steps: the backward configuration puts it 16 mm into the ground (a plane contact source
+    that reports the true signed distance)."""
+    rigid = sphere_rigid(r=0.1)
+    h = 1.0 / 120.0
+
+    def source(p):
+        c = ground_contacts([[p[0], p[1], 0.0]], mu=0.0, alpha=0.9)
+        return replace(c, distance=np.array([p[2] - 0.1]))
+
+    st = Stepper(rigid, contacts_at(source), StepSettings(h, separate=separate))
+    return st.backward(state1([0, 0, 0.1001], v=[0, 0, 2.0]))
+
+
+def test_separate_pushes_the_backward_configuration_out_of_the_ground():
+    back, rep = _rising_fast(True)
+    assert rep.separated == pytest.approx(2.0 / 120.0 - 1e-4 - SEPARATION_SLOP)
+    assert rep.separation_sweeps == 1
+    assert back.position[0, 2] == pytest.approx(0.1 - SEPARATION_SLOP)
+    assert rep.overlap_static == pytest.approx(SEPARATION_SLOP)  # the stored state's overlap
+    # the velocities are solved at the separated configuration: the bounce of restitution 0.9
+    assert back.linear_velocity[0, 2] == pytest.approx(-2.0 / 0.9, rel=1e-3)
+
+
+def test_without_separate_the_backward_configuration_keeps_its_overlap():
+    back, rep = _rising_fast(False)
+    assert rep.separated == 0.0 and rep.separation_sweeps == 0
+    assert back.position[0, 2] == pytest.approx(0.1001 - 2.0 / 120.0)
+    assert rep.overlap_static == pytest.approx(2.0 / 120.0 - 1e-4)
+
+
+# ------------------------------------------------------------------------ capped bounces
+def _bounce_back(cap: float, up: float = 3.0, alpha: float = 0.5):
+    """A 0.1 m ball leaving the ground at ``up`` m/s after a bounce of restitution ``alpha``,
+    stepped back once."""
+    rigid = sphere_rigid(r=0.1)
+    contacts = contacts_at(lambda p: ground_contacts([[p[0], p[1], 0.0]], mu=0.0, alpha=alpha))
+    st = Stepper(rigid, contacts, StepSettings(DT, bounce_cap=cap))
+    return st.backward(state1([0, 0, 0.1], v=[0, 0, up]))
+
+
+def test_a_backward_bounce_faster_than_the_cap_approaches_at_the_cap():
+    back, rep = _bounce_back(cap=4.0)
+    assert rep.bounces_capped == 1
+    # restitution raised to 3 / 4 for the step: the approach is the cap, not 3 / 0.5 = 6 m/s
+    assert back.linear_velocity[0, 2] == pytest.approx(-4.0, rel=1e-6)
+
+
+def test_a_bounce_the_cap_allows_or_an_infinite_cap_keeps_newtons_law():
+    for cap in (7.0, np.inf):
+        back, rep = _bounce_back(cap=cap)
+        assert rep.bounces_capped == 0
+        assert back.linear_velocity[0, 2] == pytest.approx(-6.0, rel=1e-6)
+
+
+def test_a_separation_faster_than_the_cap_bounces_elastically():
+    back, rep = _bounce_back(cap=2.0)  # already leaving at 3 m/s: restitution 1, not above
+    assert rep.bounces_capped == 1
+    assert back.linear_velocity[0, 2] == pytest.approx(-3.0, rel=1e-6)
