@@ -7,7 +7,7 @@ ends are straight). Stepped backward with the hints of :func:`hints` and the att
 ``course_interval`` seconds, each by a bounce and a slide out of the wall's plane; replayed
 forward they bounce into place course by course, the bottom course first::
 
-    workbench reverse scenes/brick_stack.py --hints script --duration 2 --attract -o brick.h5
+    workbench reverse scenes/brick_stack.py --duration 2 -o brick.h5   # the scene's settings
     workbench replay brick.h5
 
 Why the bricks of a course do not touch: a mortar joint of ``joint`` between neighbours keeps
@@ -124,6 +124,10 @@ def build(
             **EXACT_CONTACT_SETTINGS,
         },
         "bodies": bodies,
+        # what `workbench reverse` uses unless told otherwise (docs/scenes.md#reverse): the
+        # hints, the attraction that holds the lower courses, and up to 8 PyBullet runs refining
+        # the earliest state until every brick lands within 1 cm of its place
+        "reverse": {"hints": "script", "attract": True, "confirm_refine": 8},
     }
 
 

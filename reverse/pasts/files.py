@@ -95,7 +95,28 @@ def reverse_attrs(
 
 def confirmation_parts(confirmation) -> FileParts:
     """``/reverse/confirmation`` and the attribute ``confirmed_share`` of a
-    :class:`~reverse.runs.confirm.Confirmation` (the past played forward by PyBullet)."""
+    :class:`~reverse.runs.confirm.Confirmation` (the past played forward by PyBullet); a refined
+    confirmation adds the earliest state PyBullet played (``/reverse/confirmed_earliest``) and
+    the runs spent (``confirm_refine_runs``)."""
+    parts = _confirmation_table(confirmation)
+    if confirmation.refine_runs:
+        parts.attrs["confirm_refine_runs"] = confirmation.refine_runs
+    if confirmation.refined:
+        e = confirmation.earliest
+        parts.datasets["reverse/confirmed_earliest"] = np.concatenate(
+            [e.position, e.orientation, e.linear_velocity, e.angular_velocity], axis=1
+        )
+        parts.described["reverse/confirmed_earliest"] = {
+            "units": "m, 1, m/s, rad/s",
+            "description": "the earliest state PyBullet played for the confirmation: the run's "
+            "own, its missing bodies' positions shifted toward their miss "
+            "(reverse/runs/confirm.py refine_confirmation), " + _STATE_TEXT,
+            "dims": ("body", "state_component"),
+        }
+    return parts
+
+
+def _confirmation_table(confirmation) -> FileParts:
     return FileParts(
         datasets={"reverse/confirmation": confirmation.table()},
         described={

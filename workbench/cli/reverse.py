@@ -23,7 +23,7 @@ from reverse.pasts.files import (
     write_sampled_runs,
 )
 from reverse.runs import run as reverse_run
-from reverse.runs.confirm import confirm_run
+from reverse.runs.confirm import refine_confirmation
 from reverse.runs.run import (
     contact_rules,
     plan_reverse_run,
@@ -427,9 +427,10 @@ def _single(args, path, scene, options, attrs, out) -> int:
     parts, confirmation = FileParts(), None
     past = result.trajectory
     if past.status in ("ok", "implausible") and len(past.time) > 1:
-        confirmation = confirm_run(
-            scene, past.state(0), past.state(len(past.time) - 1), float(past.time[-1])
-        )
+        confirmation = refine_confirmation(
+            scene, past.state(0), past.state(len(past.time) - 1), float(past.time[-1]),
+            budget=scene.reverse.confirm_refine,
+        )  # fmt: skip
         parts.add(confirmation_parts(confirmation))
     if args.verify is not None and traj.status == "ok":
         parts.add(_verify(args, path, parse_overrides(args), [(0, traj)], seed_entropy(args.seed)))

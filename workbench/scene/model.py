@@ -263,6 +263,9 @@ class ReverseDefaults(StrictModel):
     slip_damping: Annotated[float, Field(ge=0, allow_inf_nan=True)] = 0.0
     attract: bool = False
     contacts: list[str] = []
+    #: PyBullet runs the confirmation may spend refining the earliest state
+    #: (:func:`reverse.runs.confirm.refine_confirmation`; 0: it only measures).
+    confirm_refine: Annotated[int, Field(ge=0, le=100)] = 0
 
     @field_validator("slip_damping")
     @classmethod

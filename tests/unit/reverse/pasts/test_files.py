@@ -168,3 +168,21 @@ def test_an_incomplete_conditioned_sample_is_marked_in_its_file(tmp_path):
     back = read_trajectory(out, realization=0)
     np.testing.assert_allclose(back.time, [0.0, 0.1, 0.2, 0.3])
     assert back.position[-1, 1, 2] == pytest.approx(0.1)
+
+
+def test_a_refined_confirmation_stores_the_earliest_state_pybullet_played():
+    from reverse.pasts.files import confirmation_parts
+    from reverse.runs.confirm import Confirmation
+    from workbench.sim.state import State
+
+    z = np.zeros((2, 3))
+    start = State(z + 1.0, np.tile([0.0, 0.0, 0.0, 1.0], (2, 1)), z, z)
+    plain = Confirmation(["a", "b"], np.array([0.0, 0.2]), np.zeros(2), earliest=start)
+    assert set(confirmation_parts(plain).datasets) == {"reverse/confirmation"}
+    refined = Confirmation(
+        ["a", "b"], np.zeros(2), np.zeros(2), earliest=start, refine_runs=3, refined=True
+    )
+    parts = confirmation_parts(refined)
+    assert parts.attrs == {"confirmed_share": 1.0, "confirm_refine_runs": 3}
+    stored = parts.datasets["reverse/confirmed_earliest"]
+    assert stored.shape == (2, 13) and np.all(stored[:, :3] == 1.0) and np.all(stored[:, 6] == 1)
