@@ -8,9 +8,9 @@ For each demo (as ``docs/reverse.md`` gives it) the script runs the reverse step
   into static ones over the run, the overlap at the earliest state, the forward mechanical energy
   gained against its limit (1 % of the peak kinetic energy), and the verdict;
 * the moving bodies' peak speeds and spins over the run (median, 99th percentile, maximum);
-* the confirmation (:func:`reverse.runs.confirm.confirm_run`): PyBullet played from the stored
-  earliest state for the run's duration, and the share of moving bodies that end within 1 cm
-  (and 5 cm) of their place in the scene;
+* the confirmation (:func:`reverse.runs.confirm.refine_confirmation`, with the scene's
+  ``confirm_refine``): PyBullet played from the stored (or refined) earliest state for the run's
+  duration, and the share of moving bodies that end within 1 cm (and 5 cm) of their place;
 * the wall time of the reverse run (one core, OpenBLAS single-threaded).
 
 Demos, each with the reverse settings its scene carries (``reverse:``, as ``workbench reverse``
@@ -25,9 +25,10 @@ Usage::
     python benchmarks/plausibility_multibody.py --demo LO --contacts separate
 
 ``--contacts`` adds contact rules (``workbench reverse --contacts``) to every demo's own. For the
-spelling demo, "own bin" is the share of balls PyBullet brings into their own bin. Not yet here:
-the issue's forward reference (a PyBullet pour or
-drop of the same bodies into the same arrangement, audited the same way).
+spelling demo, "own bin" is the share of balls PyBullet brings into their own bin. After each run,
+a "forward" row gives the same figures for the forward reference: PyBullet's own run of the same
+bodies, settings and arrangement from the run's earliest state (the confirmation's run, recorded
+every step; ``--no-reference`` leaves it out).
 """
 
 from __future__ import annotations
@@ -50,11 +51,15 @@ sys.path.insert(0, str(REPO))
 
 from reverse.goals.hints import resolve_hints  # noqa: E402
 from reverse.goals.markov import load_model  # noqa: E402
-from reverse.runs.confirm import confirm_run, moving_bodies  # noqa: E402
-from reverse.runs.run import contact_rules, run_reverse  # noqa: E402
+from reverse.runs.audit import largest_rise, mechanical_energy  # noqa: E402
+from reverse.runs.confirm import moving_bodies, refine_confirmation  # noqa: E402
+from reverse.runs.contacts import ContactDetector  # noqa: E402
+from reverse.runs.run import build_stepper, contact_rules, run_reverse  # noqa: E402
 from reverse.step.types import StepSettings  # noqa: E402
 from workbench.scene.catalog import find_data  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
+from workbench.sim.engine import Engine  # noqa: E402
+from workbench.sim.observers import kinetic_energy  # noqa: E402
 from workbench.specs import parse_override  # noqa: E402
 
 
@@ -114,8 +119,62 @@ def own_bin_share(final: np.ndarray, reached: np.ndarray, bin_size: int) -> floa
     return float(np.mean(inside & low))
 
 
+def forward_reference(scene, rigid, earliest, duration: float, moving: np.ndarray) -> dict:
+    """The same figures for PyBullet's own forward run of the same bodies from the run's earliest
+    state into the same arrangement (the confirmation's run, recorded every step): overlaps from
+    an isolated contact detection of each record (as the audit's), speeds, spins and the largest
+    rise of the mechanical energy (``reverse/runs/audit.py``)."""
+    dt = scene.settings.dt
+    t0 = time.perf_counter()
+    engine = Engine(scene, visual=False)
+    try:
+        engine.rebuild()
+        engine.set_state(earliest)
+        advance = engine.stepper()
+        states = [engine.state()]
+        for k in range(int(round(duration / dt))):
+            advance(k, 1)
+            states.append(engine.state())
+    finally:
+        engine.close()
+    wall = time.perf_counter() - t0
+    deepest = np.zeros(2)  # body-body, body-static
+    with ContactDetector(scene) as detector:
+        for st in states:
+            c = detector.fresh(st.position, st.orientation)
+            if len(c):
+                for i, static in enumerate((False, True)):
+                    mine = (c.body_b < 0) == static
+                    if mine.any():
+                        deepest[i] = max(deepest[i], -float(c.distance[mine].min()))
+    x = np.stack([s_.position for s_ in states])
+    q = np.stack([s_.orientation for s_ in states])
+    v = np.stack([s_.linear_velocity for s_ in states])
+    w = np.stack([s_.angular_velocity for s_ in states])
+    kinetic = kinetic_energy(rigid.mass, rigid.inertia, q, v, w)
+    gain = largest_rise(mechanical_energy(rigid.mass, kinetic, rigid.force, x, v, dt))[0]
+    limit = 0.01 * float(kinetic.sum(axis=1).max())
+    speed = np.max(np.linalg.norm(v[:, moving], axis=2), axis=0)
+    spin = np.max(np.linalg.norm(w[:, moving], axis=2), axis=0)
+    return {
+        "status": "PyBullet",
+        "overlap mm (bodies/static)": f"{1e3 * deepest[0]:.3g} / {1e3 * deepest[1]:.3g}",
+        "earliest mm": "-",
+        "speed m/s p50/p99/max": "/".join(f"{u:.3g}" for u in np.percentile(speed, [50, 99, 100])),
+        "spin rad/s p50/p99/max": "/".join(f"{u:.3g}" for u in np.percentile(spin, [50, 99, 100])),
+        "energy gain J (limit)": f"{gain:.3g} ({limit:.3g})",
+        "confirmed ≤1/≤5 cm": "-",
+        "own bin": "-",
+        "wall s": f"{wall:.1f}",
+    }
+
+
 def run_demo(
-    name: str, demo: Demo, extra_rules: list[str], overrides: dict | None = None
+    name: str,
+    demo: Demo,
+    extra_rules: list[str],
+    overrides: dict | None = None,
+    reference: bool = True,
 ) -> list[dict]:
     path = REPO / demo.scene
     scene = load_scene(path, overrides={**demo.overrides, **(overrides or {})} or None)
@@ -155,7 +214,9 @@ def run_demo(
         speed = np.max(np.linalg.norm(traj.linear_velocity[:, moving], axis=2), axis=0)
         spin = np.max(np.linalg.norm(traj.angular_velocity[:, moving], axis=2), axis=0)
         earliest, final = traj.state(0), traj.state(len(traj.time) - 1)
-        confirmation = confirm_run(scene, earliest, final, float(traj.time[-1]))
+        confirmation = refine_confirmation(
+            scene, earliest, final, float(traj.time[-1]), budget=given.confirm_refine
+        )
         miss = confirmation.position_error
         near1, near5 = float(np.mean(miss <= 0.01)), float(np.mean(miss <= 0.05))
         in_bin = "-"
@@ -183,6 +244,11 @@ def run_demo(
                 "wall s": f"{wall:.1f}",
             }
         )
+        if reference:
+            rigid = build_stepper(scene, settings)[0].rigid
+            start = confirmation.earliest  # the state PyBullet played (refined where asked)
+            ref = forward_reference(scene, rigid, start, float(traj.time[-1]), moving)
+            rows.append({"demo": f"{rows[-1]['demo']} forward", **ref})
     return rows
 
 
@@ -202,12 +268,18 @@ def main(argv=None) -> int:
         metavar="KEY=VALUE",
         help="a scene parameter for every demo (repeatable), e.g. dt=0.004166666666666667",
     )
+    ap.add_argument(
+        "--no-reference",
+        dest="reference",
+        action="store_false",
+        help="leave out the forward reference rows (PyBullet's own run of the same bodies)",
+    )
     args = ap.parse_args(argv)
     overrides = dict(parse_override(text) for text in args.set)
     rows = []
     for name in args.demo or list(DEMOS):
         rules = [r for r in args.contacts.split(",") if r]
-        rows += run_demo(name, DEMOS[name], rules, overrides)
+        rows += run_demo(name, DEMOS[name], rules, overrides, args.reference)
         print(f"{name}: done", file=sys.stderr, flush=True)
     print_table(rows)
     return 0
