@@ -53,6 +53,7 @@ __all__ = [
     "run_reverse",
     "run_forward_mirror",
     "stitch_forward",
+    "moved_bodies",
 ]
 
 # --- the size of a run, estimated before it starts (issue 21: refuse above a bound, with numbers)
@@ -696,6 +697,23 @@ def bounce_cap(scene: Scene, rigid: RigidBodies, hints: list[Hint], duration: fl
         up = position[moving] @ (-g / g_norm)
         height = float(np.max(up + radii[moving]) - np.min(up - radii[moving]))
     return math.sqrt(u * u + 2.0 * g_norm * height) + SPEED_FLOOR
+
+
+#: Displacement (m) and speed (m/s, rad/s) below which :func:`moved_bodies` calls a body still:
+#: far above the round-off of a body held at rest (1e-12) and far below anything a viewer shows.
+STILL = 1e-9
+
+
+def moved_bodies(traj: Trajectory) -> list[str]:
+    """Names of the bodies that move at any record of ``traj`` (away from their last pose, or
+    with a speed or spin), by :data:`STILL`; an empty list says the run shows nothing."""
+    if not len(traj.time):
+        return []
+    shift = np.max(np.abs(traj.position - traj.position[-1]), axis=(0, 2))
+    speed = np.max(np.abs(traj.linear_velocity), axis=(0, 2))
+    spin = np.max(np.abs(traj.angular_velocity), axis=(0, 2))
+    moving = (shift > STILL) | (speed > STILL) | (spin > STILL)
+    return [name for name, m in zip(traj.body_names, moving, strict=True) if m]
 
 
 def _kinetic_per_body(rigid: RigidBodies, traj: Trajectory) -> np.ndarray:

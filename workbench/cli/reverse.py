@@ -26,6 +26,7 @@ from reverse.runs import run as reverse_run
 from reverse.runs.confirm import refine_confirmation
 from reverse.runs.run import (
     contact_rules,
+    moved_bodies,
     plan_reverse_run,
     run_reverse,
     start_overlap,
@@ -459,6 +460,13 @@ def _single(args, path, scene, options, attrs, out) -> int:
         )
     if traj.message:  # e.g. the energy guard in flag mode
         print(f"workbench reverse: warning: {traj.message}", file=sys.stderr)
+    if not moved_bodies(result.trajectory):
+        print(
+            f"workbench reverse: warning: nothing moved in the {result.trajectory.time[-1]:g} s "
+            "back: the bodies rest and nothing starts one backward; give hints (--hints FILE, "
+            "--hints script, or the scene's reverse: hints) or a table (--markov TABLE)",
+            file=sys.stderr,
+        )
     if not args.quiet:
         extra = f", {fallbacks} LCP fallback(s)" if fallbacks else ""
         fwd = f" and {args.then_forward:g} s forward" if args.then_forward else ""

@@ -186,3 +186,13 @@ def test_capped_bounces_keep_a_stack_coming_apart_slower():
         )  # fmt: skip
         peak[cap] = np.linalg.norm(res.trajectory.linear_velocity, axis=2).max()
     assert peak[True] < 0.5 * peak[False]
+
+
+def test_moved_bodies_names_the_bodies_that_leave_their_pose_or_have_speed():
+    from reverse.runs.run import moved_bodies
+
+    scene = load_scene(SCENES / "reverse_landing.yaml")
+    still = run_reverse(scene, duration=0.02).trajectory
+    assert moved_bodies(still) == []
+    still.linear_velocity[0, 1, 0] = 1e-6  # one body with a speed at the earliest record
+    assert moved_bodies(still) == [still.body_names[1]]
