@@ -33,6 +33,7 @@ from scipy.interpolate import CubicSpline
 
 from uncertainty.model import CachedModel
 from workbench.errors import SceneError, WorkbenchError
+from workbench.scene.fields import did_you_mean
 from workbench.scene.loader import load_scene
 from workbench.scene.model import Scene
 from workbench.sim.forward import run_scene
@@ -123,7 +124,8 @@ class SceneModel:
             raise SceneError(
                 src,
                 "observers",
-                f"no observer '{observer}'; the scene has {', '.join(names) or '(none)'}",
+                f"no observer '{observer}'{did_you_mean(observer, names)}; the scene has "
+                f"{', '.join(names) or '(none)'}",
             )
         self.observer = observer
         self.component = component

@@ -39,6 +39,7 @@ import numpy as np
 from uncertainty.errors import UncertaintyError
 from uncertainty.validation import DEFAULT_CHUNK_SIZE, METRICS, streamed_reliability
 from workbench.errors import ValidationInputError
+from workbench.scene.fields import did_you_mean
 from workbench.store import TrajectoryStore
 from workbench.store.schema import same_times, time_tolerance
 
@@ -228,7 +229,8 @@ def _observer_info(store: TrajectoryStore, observer: str) -> dict:
     if observer not in info:
         options = ", ".join(info) or "none"
         raise ValidationInputError(
-            f"{store.path}: no observer '{observer}'; the file has {options}"
+            f"{store.path}: no observer '{observer}'{did_you_mean(observer, info)}; the file "
+            f"has {options}"
         )
     return info[observer]
 

@@ -20,6 +20,7 @@ from workbench.ensemble.statistics import (
 )
 from workbench.ensemble.streaming import observer_statistics
 from workbench.errors import StoreError
+from workbench.scene.fields import did_you_mean
 from workbench.store import TrajectoryStore
 
 __all__ = [
@@ -37,7 +38,8 @@ def _observer(store: TrajectoryStore, name: str) -> tuple[np.ndarray, dict]:
     info = store.schema.observer_info
     if name not in info:
         options = ", ".join(info) or "none"
-        raise StoreError(f"{store.path}: no observer '{name}'; the file has {options}")
+        near = did_you_mean(name, info)
+        raise StoreError(f"{store.path}: no observer '{name}'{near}; the file has {options}")
     return store.read_array(f"observers/{name}"), info[name]
 
 
@@ -253,7 +255,10 @@ def plot_parameter(path, key: str, out) -> Path:
     with TrajectoryStore.open(path) as store:
         shapes = store.schema.param_shapes
         if key not in shapes:
-            raise StoreError(f"{path}: no parameter '{key}'; the file has {', '.join(shapes)}")
+            near = did_you_mean(key, shapes)
+            raise StoreError(
+                f"{path}: no parameter '{key}'{near}; the file has {', '.join(shapes)}"
+            )
         arr = store.read_array(f"params/{key}")
         _finite_rows(arr, store, f"parameter '{key}'")
         unit = str(store.dataset_attrs(f"params/{key}").get("units", ""))

@@ -18,6 +18,7 @@ from workbench.figures.labels import (  # noqa: E402
     axis_label,
     density_label,
 )
+from workbench.scene.fields import did_you_mean
 from workbench.sim.state import Trajectory  # noqa: E402
 
 __all__ = [
@@ -62,7 +63,8 @@ def plot_observer(
         info = {"quantity": quantity, "unit": unit, "components": [name]}
     else:
         options = sorted(traj.observers) + sorted(traj.diagnostics)
-        raise KeyError(f"no observer '{name}'; the file has {', '.join(options) or 'none'}")
+        near = did_you_mean(name, options)
+        raise KeyError(f"no observer '{name}'{near}; the file has {', '.join(options) or 'none'}")
     comps = list(info.get("components") or [f"[{i}]" for i in range(data.shape[1])])
     unit = info.get("unit", "")
     k = data.shape[1]

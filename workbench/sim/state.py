@@ -211,7 +211,10 @@ class Trajectory(RecordShape):
         try:
             return self.body_names.index(name)
         except ValueError:
-            raise KeyError(f"no body {name!r}; bodies are {', '.join(self.body_names)}") from None
+            near = _did_you_mean(name, self.body_names)
+            raise KeyError(
+                f"no body {name!r}{near}; bodies are {', '.join(self.body_names)}"
+            ) from None
 
     def truncated(self, n: int) -> Trajectory:
         """The first ``n`` records (used to keep the steps before a failure)."""
@@ -241,7 +244,8 @@ class Trajectory(RecordShape):
             return names.index(name)
         except ValueError:
             raise KeyError(
-                f"no joint {name!r}; joints are {', '.join(names) or '(none)'}"
+                f"no joint {name!r}{_did_you_mean(name, names)}; joints are "
+                f"{', '.join(names) or '(none)'}"
             ) from None
 
 
@@ -421,3 +425,9 @@ def channel(
         "components": [joint.rpartition("/")[2]],
         "body": info.get("link", ""),
     }
+
+
+def _did_you_mean(word: str, options) -> str:
+    from workbench.scene.fields import did_you_mean  # pydantic: only for a message
+
+    return did_you_mean(word, options)
