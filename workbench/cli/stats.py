@@ -67,14 +67,19 @@ def cmd_stats(args) -> int:
             "convergence need at least 2 (run the ensemble with a larger -n)"
         )
     if info["params"]:
-        print("sampled parameters (mean, std, cv, min, max):")
+        print(
+            "sampled parameters (mean, standard deviation, coefficient of variation std/|mean|, "
+            "min, max; unit):"
+        )
+        units = info.get("param_units", {})
         for key, val in info["params"].items():
+            unit = _unit(units.get(key, ""))
             for j, st in enumerate(val if isinstance(val, list) else [val]):
                 label = key if not isinstance(val, list) else f"{key}[{j}]"
                 if st.get("n"):
                     print(
                         f"  {label:<28} {st['mean']:>12.6g} {st['std']:>12.6g} "
-                        f"{st['cv']:>8.3f} {st['min']:>12.6g} {st['max']:>12.6g}"
+                        f"{st['cv']:>8.3f} {st['min']:>12.6g} {st['max']:>12.6g} {unit}"
                     )
     from workbench.ensemble.report import sensitivity_lines
 
@@ -87,7 +92,10 @@ def cmd_stats(args) -> int:
         if not info["observers_without_finite_records"]:
             print("observers: none (the scene declares none)")
         return 0
-    print(f"observers (peak |nominal|, peak |mean|, widest {100 * info['p_c']:g}% band):")
+    print(
+        f"observers (peak |nominal run|, peak |ensemble mean|, widest {100 * info['p_c']:g}% "
+        "confidence band over time; unit):"
+    )
     width = max(
         len(f"{name}.{row['component']}")
         for name, obs in info["observers"].items()
@@ -107,5 +115,17 @@ def cmd_stats(args) -> int:
             if change is not None
             else "one realization, no trend"
         )
-        print(f"  {name}: conv(n) = {obs['convergence_final']:.6g}, {trend}")
+        unit = _unit(obs["components"][0]["unit"] if obs["components"] else "")
+        conv_unit = f"{unit} s^0.5" if not unit.startswith("(") else "s^0.5"
+        print(f"  {name}: conv(n) = {obs['convergence_final']:.6g} {conv_unit}, {trend}")
+    print(
+        "conv(n): root mean square of the response over the n realizations and the run "
+        "(Batou & Soize 2012, Sec. 3.4); an ensemble is large enough when it stops changing"
+    )
     return 0
+
+
+def _unit(unit: str) -> str:
+    """A unit for a table column: "1" and "" (a ratio or a parameter the scene gives no unit)
+    said as such."""
+    return {"": "(no unit given)", "1": "(ratio)"}.get(unit, unit)

@@ -95,21 +95,28 @@ def ensemble_summary(path, p_c: float = 0.9) -> dict:
         statuses = store.statuses()
         status = {s: statuses.count(s) for s in sorted(set(statuses))}
         out["status_counts"] = status
-        params = {}
+        params, param_units = {}, {}
         for key, shape in store.schema.param_shapes.items():
             arr = store.read_array(f"params/{key}")
+            unit = str(store.dataset_attrs(f"params/{key}").get("units", ""))
             finite = arr[np.all(np.isfinite(arr.reshape(arr.shape[0], -1)), axis=1)]
             if finite.shape[0] < 2 or np.all(finite == finite[0]):
                 continue  # not random in this ensemble
             if shape == ():
-                params[key] = summarize_samples(arr)
+                label, params[key] = key, summarize_samples(arr)
             elif shape == (3, 3) and key.endswith("/G"):
-                params[key + " (trace)"] = summarize_samples(np.trace(arr, axis1=1, axis2=2))
+                label = key + " (trace)"
+                params[label] = summarize_samples(np.trace(arr, axis1=1, axis2=2))
             elif shape == (3, 3):
-                params[key + " (diagonal)"] = [summarize_samples(arr[:, j, j]) for j in range(3)]
+                label = key + " (diagonal)"
+                params[label] = [summarize_samples(arr[:, j, j]) for j in range(3)]
             elif shape == (3,):
-                params[key] = [summarize_samples(arr[:, j]) for j in range(3)]
+                label, params[key] = key, [summarize_samples(arr[:, j]) for j in range(3)]
+            else:
+                continue
+            param_units[label] = unit
         out["params"] = params
+        out["param_units"] = param_units
         nominal = store.read_nominal()
         observers = {}
         no_records = []

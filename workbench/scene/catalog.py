@@ -409,12 +409,19 @@ def _table_format(path: Path) -> str:
 
 
 def table_summary(path: Path) -> str:
-    """What a contact-transition table was trained on: scene, runs, time step, states."""
+    """What a contact-transition table is and was trained on: its kind (plain: Twigg & James's
+    memoryless table; semi-Markov: the same with dwell-time hazards per state), scene, runs,
+    time step, states."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         dt_ms = 1e3 * float(data["dt"])
+        kind = (
+            "semi-Markov table (transitions + dwell times)"
+            if data.get("kind") == "semi-markov"
+            else "Markov table (memoryless transitions)"
+        )
         return (
-            f"trained on {data['scene']}: {data['n']} forward runs, dt {dt_ms:.4g} ms, "
+            f"{kind}, trained on {data['scene']}: {data['n']} forward runs, dt {dt_ms:.4g} ms, "
             f"{len(data['states'])} contact states"
         )
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
