@@ -29,6 +29,13 @@ def add_inspect_parser(sub) -> None:
     )
     i.add_argument("file")
     i.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    i.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help=f"every body and parameter (without it, lists longer than {LIST_MOST} are cut and "
+        "per-body parameters grouped by quantity)",
+    )
     i.set_defaults(func=cmd_inspect)
 
 
@@ -38,11 +45,15 @@ def cmd_inspect(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
-    print(_format_description(info))
+    print(_format_description(info, verbose=args.verbose))
     return 0
 
 
-def _format_description(info: dict) -> str:
+#: Names a list shows without --verbose.
+LIST_MOST = 12
+
+
+def _format_description(info: dict, verbose: bool = True) -> str:
     """The text ``workbench inspect`` prints for :func:`workbench.store.describe`'s ``info``."""
     lines = []
     attrs = info.get("attrs", {})
@@ -57,8 +68,17 @@ def _format_description(info: dict) -> str:
         f"  realizations: {info.get('n_completed', '?')} of {info.get('n_realizations', '?')}"
         " completed"
     )
-    if info.get("failed"):
-        lines.append(f"  failed: {info['failed']}")
+    failed = info.get("failed") or []
+    n_done = info.get("n_completed") or 0
+    if info.get("n_realizations") == 1 and n_done == 1:
+        status = failed[0]["status"] if failed else "ok"
+        lines.append(f"  status: {status}" + (f" ({failed[0]['message']})" if failed else ""))
+    elif failed:
+        counts: dict[str, int] = {}
+        for f in failed:
+            counts[f["status"]] = counts.get(f["status"], 0) + 1
+        text = ", ".join(f"{n} {status}" for status, n in counts.items())
+        lines.append(f"  status: {n_done - len(failed)} ok, {text}; first: {failed[0]}")
     if attrs.get("time_reversed"):
         lines.append("  time reversed: a reverse run (its records go forward in time to the scene)")
     if attrs.get("audit"):  # reverse runs: the physical audit (reverse/runs/audit.py)
@@ -74,7 +94,7 @@ def _format_description(info: dict) -> str:
         lines.append(f"  time: {t.get('nt')} records from {t.get('start')} to {t.get('stop')} s")
     links = info.get("links") or {}
     bodies = [name for name in info.get("bodies", []) if name not in links]
-    lines.append(f"  bodies: {', '.join(bodies)}")
+    lines.append(f"  bodies ({len(bodies)}): {_names(bodies, verbose)}")
     if links:  # the links of URDF bodies: rows of their own after the bodies
         lines.append(f"  links ({len(links)}, rows after the bodies; parent, joint, type):")
         for name, d in links.items():
@@ -86,6 +106,8 @@ def _format_description(info: dict) -> str:
             lines.append(f"    {name}: moves {d['link']}, {d['type']}, {d['unit']}")
     for section in ("observers", "params", "datasets"):
         items = info.get(section) or {}
+        if section == "params" and not verbose and len(items) > LIST_MOST:
+            items = _grouped_params(items)
         if items:
             lines.append(f"  {section}:")
             for name, d in items.items():
@@ -99,3 +121,26 @@ def _short(d) -> str:
     if isinstance(d, dict):
         return ", ".join(f"{k}={v}" for k, v in d.items())
     return str(d)
+
+
+def _names(names: list[str], verbose: bool) -> str:
+    """The names, or the first :data:`LIST_MOST` and how many more (``-v`` lists all)."""
+    if verbose or len(names) <= LIST_MOST:
+        return ", ".join(names)
+    return ", ".join(names[:LIST_MOST]) + f", … {len(names) - LIST_MOST} more (-v lists all)"
+
+
+def _grouped_params(items: dict) -> dict:
+    """Per-body parameters ``<body>/<quantity>`` grouped by quantity: ``*/mass`` with the count
+    of bodies and the first one's description (``-v`` lists each)."""
+    groups: dict[str, list] = {}
+    for name, d in items.items():
+        body, _, quantity = name.rpartition("/")
+        groups.setdefault(f"*/{quantity}" if body else name, []).append((body, d))
+    out = {}
+    for key, members in groups.items():
+        d = members[0][1]
+        if len(members) > 1:
+            d = {"bodies": len(members), **(d if isinstance(d, dict) else {"value": d})}
+        out[key] = d
+    return out
