@@ -249,9 +249,11 @@ def run_design(
     parameters: list[str] | None = None,
     correlation_length: float | None = None,
     seed: int | None = None,
+    progress=None,
 ) -> DesignRun:
     """Optimal measurement times for every (η, N) of the spec's ``design`` section (or the
-    arguments), Eq. (16)-(21) of the document."""
+    arguments), Eq. (16)-(21) of the document. ``progress(done, total)``, if given, is called
+    after each (η, N) design."""
     d = spec.design
     if d is None:
         raise SpecError(
@@ -284,6 +286,7 @@ def run_design(
         sens = _scene_sensitivity(spec, nominal, params, (a, b))
     rng = np.random.default_rng(d.seed if seed is None else seed)
     designs = []
+    total = len(etas) * len(counts)
     for eta in etas:
         for n in counts:
             try:
@@ -300,6 +303,8 @@ def run_design(
             except UncertaintyError as exc:
                 raise SpecError(spec.source, "design.n", str(exc)) from None
             designs.append((eta, n, res))
+            if progress is not None:
+                progress(len(designs), total)
     t = np.linspace(a, b, 400)
     curve = np.array([entropy_of_batch(t[:, None], sens, d.sigma1, e, lam) for e in etas])
     return DesignRun(

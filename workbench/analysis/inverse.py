@@ -11,6 +11,7 @@ docs/architecture.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -78,9 +79,39 @@ def build_problem(spec):
     return problem, model
 
 
-def run_spec(spec, *, method=None, sorm=None, mcs=0, seed=0, log=None):
-    """Run the analyses a spec asks for; returns ``(form_result, mcs_result, seconds)``."""
+class _CountedModel:
+    """A model that reports each evaluation to ``progress(calls, 0)`` (a count without a known
+    end: FORM stops when it converges); every other attribute is the model's own."""
+
+    def __init__(self, model, progress):
+        self._model, self._progress, self._calls = model, progress, 0
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def _tick(self, n: int) -> None:
+        self._calls += n
+        self._progress(self._calls, 0)
+
+    def evaluate(self, x):
+        out = self._model.evaluate(x)
+        self._tick(1)
+        return out
+
+    def evaluate_many(self, X):
+        out = self._model.evaluate_many(X)
+        self._tick(len(X))
+        return out
+
+
+def run_spec(spec, *, method=None, sorm=None, mcs=0, seed=0, log=None, progress=None):
+    """Run the analyses a spec asks for; returns ``(form_result, mcs_result, seconds)``.
+
+    ``progress(calls, 0)``, if given, is called after each evaluation of the model (PyBullet runs
+    for a scene model), so that a long solve shows that it advances."""
     problem, _ = build_problem(spec)
+    if progress is not None:
+        problem = dataclasses.replace(problem, model=_CountedModel(problem.model, progress))
     method = method or ("double-loop" if spec.options.double_loop else "single-loop")
     sorm = spec.options.sorm if sorm is None else sorm
     points = spec.cdf_points or {name: np.array([]) for name in spec.unknowns}

@@ -379,7 +379,8 @@ class ProgressBar:
     Parameters
     ----------
     total : int
-        Whole items of work: records, steps, realizations, runs or frames.
+        Whole items of work: records, steps, realizations, runs or frames; 0 when the end is
+        not known (the bar then counts, with a rate and no ETA).
     unit : str
         Their name, plural (``"steps"``).
     delay : float
@@ -400,16 +401,17 @@ class ProgressBar:
             # what was done before the work started (a resumed ensemble's realizations) is the
             # bar's initial count, not progress: the rate and ETA count only this run's work
             self._bar = tqdm(
-                total=total,
+                total=total or None,  # 0: a count without a known end (model calls)
                 initial=done,
-                unit=self._unit,
+                # without a total tqdm writes "542model calls": the space is the unit's
+                unit=self._unit if total else f" {self._unit}",
                 delay=self._delay,
                 file=sys.stderr,
                 **_BAR_STYLE,
             )
             self._done = done
-        if self._bar.total != total:  # e.g. frames at --fps: fewer than records
-            self._bar.total = total
+        if self._bar.total != (total or None):  # e.g. frames at --fps: fewer than records
+            self._bar.total = total or None
         self._bar.update(done - self._done)
         self._done = done
 

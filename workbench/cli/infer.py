@@ -24,6 +24,7 @@ from workbench.cli.common import (
     check_seed,
     parse_overrides,
     print_written,
+    progress_bar,
     write_report,
 )
 from workbench.scene.catalog import find_spec
@@ -137,14 +138,16 @@ def cmd_design(args) -> int:
     """``workbench design`` (the work is :func:`workbench.analysis.inference.run_design`)."""
     _check_report_arguments(args)
     spec = load_spec(find_spec(args.spec), dict(parse_overrides(args)))
-    run = run_design(
-        spec,
-        etas=args.eta,
-        counts=None if args.n is None else parse_counts(args.n),
-        parameters=args.param,
-        correlation_length=args.lam,
-        seed=args.seed,
-    )
+    with progress_bar(0, "designs") as advance:
+        run = run_design(
+            spec,
+            etas=args.eta,
+            counts=None if args.n is None else parse_counts(args.n),
+            parameters=args.param,
+            correlation_length=args.lam,
+            seed=args.seed,
+            progress=advance,
+        )
     report = design_report(run)
     write_report(args, report, format_design)
     if args.plot:

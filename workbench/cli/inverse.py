@@ -20,6 +20,7 @@ from workbench.cli.common import (
     check_positive,
     check_seed,
     parse_overrides,
+    progress_bar,
 )
 from workbench.scene.catalog import find_spec
 
@@ -98,14 +99,16 @@ def cmd_inverse(args) -> int:
     check_output(args.plot)
     try:
         spec = load_inverse_spec(find_spec(args.spec), dict(parse_overrides(args)))
-        result, mc, seconds = run_spec(
-            spec,
-            method=args.method,
-            sorm=True if args.sorm else None,
-            mcs=args.mcs,
-            seed=args.seed,
-            log=log,
-        )
+        with progress_bar(0, "model calls", quiet=args.quiet) as advance:
+            result, mc, seconds = run_spec(
+                spec,
+                method=args.method,
+                sorm=True if args.sorm else None,
+                mcs=args.mcs,
+                seed=args.seed,
+                log=log,
+                progress=advance,
+            )
     except UncertaintyError as exc:  # the spec's fault, found while solving
         print(f"workbench inverse: {args.spec}: {exc}", file=sys.stderr)
         return 2
