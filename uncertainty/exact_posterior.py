@@ -266,6 +266,7 @@ def sample_posterior(
     n_walkers: int = 32,
     max_steps: int = 20000,
     check_every: int = 500,
+    progress=None,
 ) -> McmcResult:
     """Sample the posterior with emcee's stretch move ([2], [3]) until converged.
 
@@ -282,6 +283,9 @@ def sample_posterior(
     rng : numpy.random.Generator
         Source of all randomness (initial walkers and emcee's generator seed): the same state
         gives bit-identical chains.
+    progress : callable, optional
+        ``progress(steps, max_steps)`` after every ``check_every`` steps (the run may stop
+        earlier, when it has converged).
     """
     import emcee
 
@@ -322,6 +326,8 @@ def sample_posterior(
         chunk = min(check_every, max_steps - steps)
         state = sampler.run_mcmc(state, chunk, progress=False)
         steps += chunk
+        if progress is not None:
+            progress(steps, max_steps)
         tau = emcee.autocorr.integrated_time(sampler.get_chain(), tol=0, quiet=True)
         if np.all(TAU_MULTIPLE * tau < steps) and np.all(np.abs(old_tau - tau) < 0.01 * tau):
             converged = True

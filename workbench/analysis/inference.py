@@ -119,8 +119,11 @@ class InferenceResult:
         return out
 
 
-def run_inference(spec: InferenceSpec, *, exact: str | None = None, seed: int | None = None):
-    """MAP, Laplace and (for ``exact`` = grid/mcmc, or auto) the exact posterior of a spec.
+def run_inference(
+    spec: InferenceSpec, *, exact: str | None = None, seed: int | None = None, progress=None
+):
+    """MAP, Laplace and (for ``exact`` = grid/mcmc, or auto) the exact posterior of a spec;
+    ``progress(steps, max_steps)`` follows the MCMC sampler.
 
     ``auto`` computes the grid posterior for one or two parameters of a function model and
     skips it otherwise (a scene model would need a PyBullet run per grid point).
@@ -156,6 +159,7 @@ def run_inference(spec: InferenceSpec, *, exact: str | None = None, seed: int | 
                 covariance=lap.covariance,
                 n_walkers=spec.exact.walkers,
                 max_steps=spec.exact.max_steps,
+                progress=progress,
             )
     finally:
         close = getattr(post.model.model, "close", None)

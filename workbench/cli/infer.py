@@ -120,7 +120,8 @@ def cmd_infer(args) -> int:
     """``workbench infer`` (the work is :func:`workbench.analysis.inference.run_inference`)."""
     _check_report_arguments(args)
     spec = load_spec(find_spec(args.spec), dict(parse_overrides(args)))
-    result = run_inference(spec, exact=args.exact, seed=args.seed)
+    with progress_bar(0, "MCMC steps") as advance:
+        result = run_inference(spec, exact=args.exact, seed=args.seed, progress=advance)
     write_report(args, inference_report(result), format_inference)
     if args.plot:
         # matplotlib takes half a second to import: only when --plot asks for figures

@@ -354,3 +354,14 @@ def test_emcee_runs_are_reproducible_bit_for_bit():
     )
     assert other.chain.tobytes() != runs[0].chain.tobytes()
     assert not runs[0].converged  # 300 steps < 50 τ: said so, not a silent number
+
+
+def test_emcee_progress_reports_the_steps_after_each_check():
+    post = example2(3)
+    mp = find_map(post, [[0.106, 1.0]])
+    seen = []
+    sample_posterior(
+        post, mp.x, np.random.default_rng(7), max_steps=200, check_every=100,
+        progress=lambda done, total: seen.append((done, total)),
+    )  # fmt: skip
+    assert seen == [(100, 200), (200, 200)]
