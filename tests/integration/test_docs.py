@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from tests.conftest import REPO
 from workbench import load_scene, run_scene
@@ -91,3 +92,26 @@ def test_inverse_doc_examples_run(tmp_path):
     assert [o.name for o in outputs] == ["dA", "dB"]
     (code,) = _blocks(doc, "python")
     exec(compile(code, str(doc), "exec"), {})
+
+
+@pytest.mark.slow  # ~15 s: mkdocs reads every guide and mkdocstrings every documented module
+def test_the_documentation_site_builds_with_warnings_as_errors(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (tmp_path / "site" / "api" / "reverse" / "index.html").is_file()
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "Getting started" in index
+
+
+@pytest.mark.slow  # ~10 s: a 2 s PyBullet run of the falling object
+def test_the_python_example_of_the_site_runs(monkeypatch):
+    monkeypatch.chdir(REPO)
+    text = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(block, "docs/index.md", "exec"), {})

@@ -472,6 +472,8 @@ def run_ensemble(
         shuffle; ≈ 40% smaller for random_box, ≈ 7% more CPU per realization, in the workers)
         or none.
 
+    Notes
+    -----
     Tasks hold many consecutive realizations (:data:`TASK_SECONDS` of work each, from the
     measured time per realization); workers keep the scene and their PyBullet engine, check and
     compress their results (:class:`Recipe`, :func:`run_chunk`) and return them packed; this
