@@ -474,7 +474,8 @@ class Stepper:
     ) -> ContactSet:
         """:attr:`StepSettings.bounce_cap`: a contact separating at ``v_n`` whose backward
         collision would approach at ``v_n / e`` above the cap gets the restitution
-        ``min(1, v_n / cap)`` for this step."""
+        ``min(1, v_n / cap)`` for this step, and a contact slipping faster than the cap loses
+        its friction for the step (backward, friction adds the slip it takes forward)."""
         if not len(contacts):
             return contacts
         cap = self.settings.bounce_cap
@@ -482,12 +483,16 @@ class Stepper:
         vn = np.einsum("ij,ij->i", v, contacts.normal)
         alpha = contacts.restitution
         fast = (vn > 0) & (alpha > 0) & (vn > cap * alpha)
-        if not fast.any():
+        slip = np.linalg.norm(v - vn[:, None] * contacts.normal, axis=1)
+        sliding = slip > cap
+        if not (fast.any() or sliding.any()):
             return contacts
         raised = alpha.copy()
         raised[fast] = np.minimum(1.0, vn[fast] / cap)
         rep.bounces_capped += int(fast.sum())
-        return replace(contacts, restitution=raised)
+        mu = contacts.friction.copy()
+        mu[sliding] = 0.0
+        return replace(contacts, restitution=raised, friction=mu)
 
     # ------------------------------------------------------------------ heuristics (§4)
     def _constrained(self, contacts: ContactSet) -> np.ndarray:
