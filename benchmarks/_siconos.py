@@ -4,8 +4,9 @@ Siconos (Acary et al., INRIA; https://nonsmooth.gricad-pages.univ-grenoble-alpes
 packaged by Debian as ``python3-siconos`` for the system interpreter, built against the system
 numpy (1.24 on bookworm). The project's environment has numpy 2, whose C API the Debian build
 cannot load (``ImportError: numpy.core.multiarray failed to import``), so the peer runs in a
-subprocess of an interpreter that imports it: ``$SICONOS_PYTHON`` if set, else this interpreter if
-``import siconos.numerics`` works here, else ``/usr/bin/python3``. The problems go there as an
+subprocess of an interpreter that imports it: ``$SICONOS_PYTHON`` if set (set and empty: no
+peer, e.g. for timing our own solver alone), else this interpreter if ``import siconos.numerics``
+works here, else ``/usr/bin/python3``. The problems go there as an
 ``.npz`` file, one subprocess per problem and solver (so that a timeout stops one solve), and
 the answers come back the same way; timing is taken inside the subprocess,
 around the solver call only (``linearComplementarity_driver``), as for the in-process peers. The
@@ -76,7 +77,8 @@ _FOUND: list = []
 def interpreter() -> str | None:
     """The interpreter that runs the peer (module docstring), or None when none imports it."""
     if not _FOUND:
-        candidates = [os.environ.get("SICONOS_PYTHON"), sys.executable, "/usr/bin/python3"]
+        given = os.environ.get("SICONOS_PYTHON")
+        candidates = [given] if given is not None else [sys.executable, "/usr/bin/python3"]
         found = None
         for python in candidates:
             if python and shutil.which(python) and _imports_siconos(python):

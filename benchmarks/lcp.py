@@ -45,7 +45,8 @@ and with the cache filled (loading).
 OpenBLAS threads can dominate small solves on a loaded machine, so ``OPENBLAS_NUM_THREADS`` is set
 to 1 unless given. Neither quantecon nor pydrake is a dependency: install them into the
 environment to get their columns; Siconos: ``apt-get install python3-siconos`` (Debian), or
-``SICONOS_PYTHON=/path/to/python`` naming an interpreter that imports it.
+``SICONOS_PYTHON=/path/to/python`` naming an interpreter that imports it (``SICONOS_PYTHON=``,
+empty, leaves Siconos out).
 
 Usage: ``python benchmarks/lcp.py [--repeats 21] [--warmup] [--cpu] [--siconos-timeout 600]
 [N ...]``

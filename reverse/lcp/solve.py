@@ -727,10 +727,12 @@ def _principal_solution(M: np.ndarray, q: np.ndarray, J: np.ndarray) -> np.ndarr
     return z
 
 
-def _check_shape(M, q) -> tuple[np.ndarray, np.ndarray]:
-    """C-contiguous float64 ``M`` (n × n) and ``q`` (n,); LCPError on a shape mismatch."""
-    M = np.ascontiguousarray(M, dtype=float)
-    q = np.ascontiguousarray(q, dtype=float).reshape(-1)
+def _check_shape(M, q, contiguous: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 ``M`` (n × n) and ``q`` (n,), C-contiguous unless ``contiguous`` is False (the
+    arrays as given then, no copy); LCPError on a shape mismatch."""
+    as_array = np.ascontiguousarray if contiguous else np.asarray
+    M = as_array(M, dtype=float)
+    q = as_array(q, dtype=float).reshape(-1)
     n = q.size
     if M.ndim != 2 or M.shape != (n, n):
         raise LCPError(f"M must be square with the size of q: M is {M.shape}, q has {n} entries")
@@ -738,11 +740,8 @@ def _check_shape(M, q) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_problem(M, q) -> tuple[np.ndarray, np.ndarray]:
-    M = np.asarray(M, dtype=float)
-    q = np.asarray(q, dtype=float).reshape(-1)
-    n = q.size
-    if M.ndim != 2 or M.shape != (n, n):
-        raise LCPError(f"M must be square with the size of q: M is {M.shape}, q has {n} entries")
+    """:func:`_check_shape` without a copy, and LCPError unless ``M`` and ``q`` are finite."""
+    M, q = _check_shape(M, q, contiguous=False)
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(q))):
         raise LCPError("M and q must be finite (found NaN or inf)")
     return M, q
