@@ -35,10 +35,17 @@ answer's. The alternatives: ``--replay-block B`` (the same LCP solved with the b
 ``--save-z FILE.npz`` from another run, e.g. with ``OPENBLAS_NUM_THREADS=2``). Every
 alternative is checked with ``reverse.lcp.solve.lcp_residual`` first.
 
+``--siconos`` (with ``--load``): each stored LCP also solved once by Siconos numerics' solvers
+(:mod:`benchmarks._siconos`: its Lemke, its semismooth Newton methods at tolerance 1e-10 and its
+projected Gauss–Seidel at 1e-6), when an interpreter imports Siconos; ``method`` reads
+``sic-<solver>``, ``pivots`` its iterations, ``status`` ``solved`` only when the answer verifies
+on our residual (else ``unverified`` or ``no answer``, with Siconos' ``info``, or ``timeout``
+after ``--siconos-timeout`` seconds), ``lcp s`` its solve time.
+
 ``OPENBLAS_NUM_THREADS`` is set to 1 unless given (see ``benchmarks/lcp.py``).
 
 Usage: ``python benchmarks/island.py [--n 100] [--steps 5] [--settle 3] [--save F | --load F
-[--dense]] [--save-z F] [--replay-block B …] [--replay-z F …]``
+[--dense] [--siconos]] [--save-z F] [--replay-block B …] [--replay-z F …]``
 """
 
 from __future__ import annotations
@@ -255,11 +262,47 @@ def _timed(M, q, dense: bool):
         lcp.BLOCKED_MIN_ROWS = shipped
 
 
-def run_stored(path: str, dense: bool = False) -> None:
+def run_stored(
+    path: str, dense: bool = False, siconos: bool = False, siconos_timeout: float = 600.0
+) -> None:
     """Re-solve the stored LCPs in sequence: cold, and warm from the previous basis; with
-    ``dense``, each cold solve also with the dense path forced (interleaved)."""
+    ``dense``, each cold solve also with the dense path forced (interleaved); with ``siconos``,
+    then each by Siconos' solvers (:func:`siconos_rows`)."""
     data = np.load(path)
     keys = sorted(int(k[1:]) for k in data.files if k.startswith("M"))
+    _run_stored(data, keys, path, dense)
+    if siconos:
+        siconos_rows([(data[f"M{k}"], data[f"q{k}"]) for k in keys], keys, siconos_timeout)
+
+
+def siconos_rows(problems, keys, timeout: float) -> None:
+    """One row per stored LCP and Siconos solver (module docstring), or a line saying why none."""
+    from benchmarks import _siconos
+
+    if not _siconos.available():
+        print("Siconos: no interpreter imports siconos.numerics; its rows are left out")
+        return
+    print_head(f"the same LCPs by Siconos numerics ({_siconos.interpreter()}, one solve)", HEAD)
+    for name in _siconos.SOLVERS:
+        rows = _siconos.solve_all(problems, name, 0.0, 1, timeout)
+        for k, (M, q), (z, secs, info, iters) in zip(keys, problems, rows, strict=True):
+            if info == "timeout":
+                status, r = f"timeout ({timeout:g} s)", float("nan")
+            elif z is None:
+                status, r = f"no answer (info {info})", float("nan")
+            else:
+                r = lcp.lcp_residual(M, q, z)
+                status = "solved" if r <= lcp.VERIFY_RTOL else f"unverified (info {info})"
+            print(
+                f"{k + 1:>5}{q.size:>7}{iters:>8}  {'sic-' + name:<15}{status:<23}"
+                f"{secs:>9.3f}{'':>9}{'':>9}{r:>10.1e}",
+                flush=True,
+            )
+
+
+def _run_stored(data, keys, path: str, dense: bool) -> None:
+    """Our rows of :func:`run_stored`."""
+    lcp.solve_lcp(np.eye(2), -np.ones(2))  # load (or compile) the kernel outside the timings
     print_head(f"stored LCPs of {path}: cold, then warm-started from the previous basis", HEAD)
     prev = None
     for k in keys:
@@ -294,6 +337,13 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--dense", action="store_true", help="with --load: also each cold solve on the dense path"
     )
+    ap.add_argument(
+        "--siconos", action="store_true", help="with --load: also Siconos' solvers (if importable)"
+    )
+    ap.add_argument(
+        "--siconos-timeout", type=float, default=600.0,
+        help="seconds per Siconos solve (default 600)",
+    )  # fmt: skip
     ap.add_argument("--save-z", help="store step 1's answer z of the largest LCP in this .npz")
     ap.add_argument(
         "--replay-block", type=int, nargs="*", default=[],
@@ -304,7 +354,7 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     if args.load:
-        run_stored(args.load, args.dense)
+        run_stored(args.load, args.dense, args.siconos, args.siconos_timeout)
     else:
         run_scene_steps(
             args.n, args.steps, args.settle, args.seed, args.save, args.save_z,

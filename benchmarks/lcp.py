@@ -24,7 +24,16 @@ step). Columns:
   ``lcp_residual`` outside the timing; ``!`` marks one above ``VERIFY_RTOL``);
 - ``drake µs``: ``pydrake.solvers.MobyLCPSolver.SolveLcpLemke``, when pydrake is importable,
   solve only (checked the same way);
+- ``sic-lemke µs``, ``sic-newton-min µs``, ``sic-newton-fb µs``, ``sic-pgs µs``: Siconos
+  numerics' Lemke, its semismooth Newton methods (min-map; Fischer–Burmeister with line search,
+  both at tolerance 1e-10) and its projected Gauss–Seidel (tolerance 1e-6), when an interpreter
+  imports Siconos (:mod:`benchmarks._siconos`: Debian's ``python3-siconos`` runs in a subprocess
+  of the system python), solve only, timed in that process; ``!`` marks an answer that does not
+  verify on our residual (``≤ VERIFY_RTOL``), ``?`` none (a non-finite ``z``), ``t`` a solve
+  stopped after ``--siconos-timeout`` seconds;
 - ``residual``: :func:`reverse.lcp.solve.lcp_residual` of the compiled answer.
+
+Where Siconos is faster or slower, ``docs/studies/large-islands.md`` says why.
 
 A constant row gives the published C++ anchor: DART's Dantzig solver, 2 µs at n = 12 and 18 µs at
 n = 48 (a boxed-LCP pivoting solver without verification).
@@ -35,9 +44,12 @@ and with the cache filled (loading).
 
 OpenBLAS threads can dominate small solves on a loaded machine, so ``OPENBLAS_NUM_THREADS`` is set
 to 1 unless given. Neither quantecon nor pydrake is a dependency: install them into the
-environment to get their columns.
+environment to get their columns; Siconos: ``apt-get install python3-siconos`` (Debian), or
+``SICONOS_PYTHON=/path/to/python`` naming an interpreter that imports it (``SICONOS_PYTHON=``,
+empty, leaves Siconos out).
 
-Usage: ``python benchmarks/lcp.py [--repeats 21] [--warmup] [--cpu] [N ...]``
+Usage: ``python benchmarks/lcp.py [--repeats 21] [--warmup] [--cpu] [--siconos-timeout 600]
+[N ...]``
 """
 
 from __future__ import annotations
@@ -59,6 +71,7 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks import _siconos  # noqa: E402
 from benchmarks._table import print_head, timed  # noqa: E402
 from reverse.lcp.solve import VERIFY_RTOL, lcp_residual, solve_lcp  # noqa: E402
 from tests.lcp_problems import random_contact_lcp  # noqa: E402
@@ -118,6 +131,34 @@ def _peers():
     return peers
 
 
+def siconos_columns(problems, repeats: int, timeout: float) -> dict:
+    """Siconos' answers to ``problems`` per solver of :data:`benchmarks._siconos.SOLVERS`
+    (:func:`benchmarks._siconos.solve_all`), or ``{}`` with a line saying why when no interpreter
+    imports Siconos."""
+    if not _siconos.available():
+        print(
+            "Siconos: no interpreter imports siconos.numerics (apt-get install python3-siconos, "
+            "or set SICONOS_PYTHON); its columns are left out"
+        )
+        return {}
+    print(f"Siconos: {_siconos.interpreter()} (subprocess)")
+    return {
+        name: _siconos.solve_all(problems, name, CELL_BUDGET, repeats, timeout)
+        for name in _siconos.SOLVERS
+    }
+
+
+def siconos_cell(M, q, row, width: int) -> str:
+    """One Siconos cell: median µs and a mark (``!`` not verified by our residual, ``?`` no
+    answer, ``t`` timed out; ``lcp.py``'s docstring)."""
+    z, secs, info, _iters = row
+    if info == "timeout":
+        return f"{'t':>{width}} "
+    if z is None:
+        return f"{1e6 * secs:>{width}.1f}?"
+    return f"{1e6 * secs:>{width}.1f}{' ' if lcp_residual(M, q, z) <= VERIFY_RTOL else '!'}"
+
+
 def warmup() -> None:
     """First solve in a fresh process, with an empty numba cache and with the filled cache."""
     code = (
@@ -156,6 +197,10 @@ def main(argv=None) -> int:
         help="time with the process's CPU clock instead of the wall clock (a loaded machine "
         "preempts the solves: wall times of a few ms then scatter by 2-5x, CPU times do not)",
     )
+    ap.add_argument(
+        "--siconos-timeout", type=float, default=600.0,
+        help="seconds per Siconos solve (default 600)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     clock = _cpu_timed if args.cpu else timed
     sizes = args.sizes or SIZES
@@ -166,10 +211,16 @@ def main(argv=None) -> int:
     print(f"kernel ready in {time.perf_counter() - t0:.2f} s (this process)")
     peers = _peers()
     names = list(peers)
+    problems = [
+        random_contact_lcp(np.random.default_rng(1000 * n), max(1, n // ROWS_PER_CONTACT))
+        for n in sizes
+    ]
+    sic = siconos_columns(problems, args.repeats, args.siconos_timeout)
     head = (
         f"{'n':>6}  {'status':<8}{'pivots':>7}{'same':>5}{'compiled µs':>13}{'warm µs':>10}"
         f"{'numpy µs':>11}{'×':>6}"
         + "".join(f"{p + ' µs':>14}" for p in names)
+        + "".join(f"{'sic-' + p + ' µs':>19}" for p in sic)
         + f"{'residual':>10}"
     )
     print_head(
@@ -178,9 +229,7 @@ def main(argv=None) -> int:
         f"included; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}",
         head,
     )
-    for n in sizes:
-        k = max(1, n // ROWS_PER_CONTACT)
-        M, q = random_contact_lcp(np.random.default_rng(1000 * n), k)
+    for i, (M, q) in enumerate(problems):
         res = solve_lcp(M, q)
         ref = solve_lcp(M, q, engine="numpy")
         same_basis = np.array_equal(res.basis, ref.basis) and res.status == ref.status
@@ -201,6 +250,8 @@ def main(argv=None) -> int:
             ok = z is not None and lcp_residual(M, q, z) <= VERIFY_RTOL
             t_p = _median_us(lambda M=M, q=q, solve=solve: solve(M, q), reps, clock)
             cells += f"{t_p:>13.1f}{'' if ok else '!'}" + (" " if ok else "")
+        for rows in sic.values():
+            cells += siconos_cell(M, q, rows[i], 18)
         status = res.status + (f" ({res.fallback})" if res.fallback else "")
         print(
             f"{q.size:>6}  {status:<8}{res.pivots:>7}{same:>5}{t_c:>13.1f}{t_w:>10.1f}"

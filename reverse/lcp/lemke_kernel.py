@@ -137,10 +137,17 @@ def _equilibrate(M, sweeps):
                 r = max(r, b)
                 cm[j] = max(cm[j], b)
             rm[i] = r
-        for i in range(n):
-            m = max(rm[i], cm[i])
-            d[i] /= np.sqrt(m if m > 0.0 else 1.0)
+        _rescale(d, rm, cm)
     return d
+
+
+@njit(cache=True)
+def _rescale(d, rm, cm):
+    """One Ruiz sweep's update from the row and column maxima: ``d /= √max(row, column)``; an
+    all-zero row and column keeps its scale."""
+    for i in range(d.size):
+        m = max(rm[i], cm[i])
+        d[i] /= np.sqrt(m if m > 0.0 else 1.0)
 
 
 @njit(cache=True)
@@ -175,9 +182,7 @@ def _equilibrate_sparse(M, sweeps):
             b = vv[t] * d[i] * d[j]
             rm[i] = max(rm[i], b)
             cm[j] = max(cm[j], b)
-        for i in range(n):
-            m = max(rm[i], cm[i])
-            d[i] /= np.sqrt(m if m > 0.0 else 1.0)
+        _rescale(d, rm, cm)
     return d
 
 
@@ -232,35 +237,10 @@ def _residual(M, q, A, d, S, z, w):
 
 # ----------------------------------------------------------------------------- Lemke's path
 @njit(cache=True)
-def _column(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d):
-    """``d = B⁻¹a`` for the column ``a`` of variable ``var`` (``w`` column ``e_i``, ``z_j``
-    column ``−M[:, j]``, ``z0`` column ``−a0``)."""
-    if var < n:
-        c = colpos[var]
-        for i in range(n):
-            d[i] = Wt[c, i]
-        return
-    a = Mt[var - n] if var < 2 * n else a0
-    for i in range(n):
-        d[i] = 0.0
-    for c in range(m):
-        f = a[kcols[c]]
-        if f != 0.0:
-            row = Wt[c]
-            for i in range(n):
-                d[i] += f * row[i]
-    for i in range(n):
-        if wpos[i] >= 0:
-            d[wpos[i]] += a[i]
-    for i in range(n):
-        d[i] = -d[i]
-
-
-@njit(cache=True)
 def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, nu):
     """Of the ``nt`` tied ``rows``, the one whose row of ``B⁻¹B₀ / |d|`` is lexicographically
     smallest ([2]_ §4.9; ``B₀ = I`` for a cold start), as :meth:`reverse.lcp.lemke._Basis.lexmin`.
-    ``Ft, U, nu``: the delayed updates of the blocked path (:func:`_pivot_blocked`; ``nu = 0``
+    ``Ft, U, nu``: the delayed updates of the blocked path (:func:`_pivot`; ``nu = 0``
     on the dense path, where ``Wt`` is current)."""
     L = np.zeros((nt, n))
     for t in range(nt):
@@ -309,9 +289,12 @@ def _lexmin(d, rows, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, nu):
 
 
 @njit(cache=True)
-def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g):
-    """:func:`_column` on the blocked path: the stored columns of ``B⁻¹`` are the rows of
-    ``Wt − Ftᵀ[:, :nu] U[:nu]`` (``nu`` delayed rank-1 updates, :func:`_pivot_blocked`)."""
+def _column(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g):
+    """``d = B⁻¹a`` for the column ``a`` of variable ``var`` (``w`` column ``e_i``, ``z_j``
+    column ``−M[:, j]``, ``z0`` column ``−a0``). The stored columns of ``B⁻¹`` are the rows of
+    ``Wt − Ftᵀ[:, :nu] U[:nu]`` (``nu`` delayed rank-1 updates of the blocked path,
+    :func:`_pivot`; ``nu = 0`` on the dense path, where every loop over them is empty and
+    the arithmetic is the reference's)."""
     if var < n:
         c = colpos[var]
         for i in range(n):
@@ -348,12 +331,16 @@ def _column_blocked(var, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g)
 
 
 @njit(cache=True)
-def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, nu, fc):
-    """:func:`_pivot` with the rank-1 update of ``B⁻¹`` delayed: ``u`` becomes row ``nu`` of
-    ``U`` and the current ``(B⁻¹)_r`` on the stored columns row ``nu`` of ``Ft`` (``F``
-    transposed, so that this row and the sums below run over contiguous memory); the caller
-    applies the ``F U`` block to ``Wt`` (:func:`_flush`) every ``U.shape[0]`` pivots. Returns
-    ``(leaving, m, nu)``."""
+def _pivot(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, nu, fc, delay):
+    """Replace the variable at position ``r`` by ``entering``; return ``(leaving, m, nu)``.
+
+    ``x ← x − θd, x_r ← θ``; ``B⁻¹ ← B⁻¹ − (d − e_r)(B⁻¹)_r / d_r`` on the stored columns: at
+    once (``delay`` False: the dense path, and the first pivot of either path), or delayed (the
+    blocked path): ``u`` becomes row ``nu`` of ``U`` and the current ``(B⁻¹)_r`` on the stored
+    columns row ``nu`` of ``Ft`` (``F`` transposed, so that this row and the sums below run over
+    contiguous memory); the caller applies the ``F U`` block to ``Wt`` (:func:`_flush`) every
+    ``U.shape[0]`` pivots. ``Ft`` has no rows on the dense path, so its bookkeeping below is
+    empty there."""
     dr = d[r]
     theta = x[r] / dr
     for i in range(n):
@@ -363,6 +350,14 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
         for i in range(n):
             u[i] = d[i] / dr
         u[r] -= 1.0 / dr
+    if m and not delay:
+        for c in range(m):
+            row = Wt[c]
+            f = row[r]
+            if f != 0.0:
+                for i in range(n):
+                    row[i] -= u[i] * f
+    elif m:
         # the current (B⁻¹)_r entries, before this update: fc[c] = Wt[c, r] − Σ_k F[c, k] U[k, r]
         # with k ascending for every c (the same roundings as one sum per c), swept over c for
         # each k so that the loop runs over contiguous rows of Ft (it vectorizes; one sum per c
@@ -381,8 +376,8 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
             U[nu, i] = u[i]
         nu += 1
     leaving = basic[r]
-    if leaving < n:  # a new stored column, exact: no delayed update applies to it
-        row = Wt[m]
+    if leaving < n:  # w leaves: its column of B⁻¹ (was e_r) becomes e_r − (d − e_r)/d_r, stored
+        row = Wt[m]  # exact: no delayed update applies to it
         for i in range(n):
             row[i] = -d[i] / dr
         row[r] += 1.0 + 1.0 / dr
@@ -392,7 +387,7 @@ def _pivot_blocked(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, F
         colpos[leaving] = m
         wpos[leaving] = -1
         m += 1
-    if entering < n:
+    if entering < n:  # w enters at r: its column of B⁻¹ is now e_r, no longer stored
         c, last = colpos[entering], m - 1
         if c != last:
             for i in range(n):
@@ -598,7 +593,7 @@ def lemke_path(Ms, q, cap, J0, block):
     nu = 0
 
     # first pivot: z0 enters (B⁻¹a = −e) at the level that makes every basic variable ≥ 0
-    _column(z0, n, m, Mt, a0, Wt, kcols, colpos, wpos, d)
+    _column(z0, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, 0, g)
     qmin = x.min()
     if warm and qmin >= 0.0:  # the starting basis is feasible: nothing to pivot
         return SOLVED, _zpart(x, basic, n), _basis(basic, n), 0
@@ -612,7 +607,9 @@ def lemke_path(Ms, q, cap, J0, block):
         if nt == 1
         else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, 0)
     )
-    leaving, m = _pivot(r, d, u, z0, n, m, x, Wt, kcols, colpos, wpos, basic)
+    leaving, m, _ = _pivot(
+        r, d, u, z0, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, 0, fc, False
+    )
     entering = leaving + n if leaving < n else leaving - n  # a warm start's z may leave first
     pivots = since = 1
     while True:
@@ -623,10 +620,7 @@ def lemke_path(Ms, q, cap, J0, block):
             if not _refactor(n, m, Mt, a0, q, basic, kcols, wpos, Wt, x, kb > 0):
                 return FAILED, _zpart(x, basic, n), _basis(basic, n), pivots
             nu = 0  # Wt recomputed from scratch: no delayed update left
-        if kb:
-            _column_blocked(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g)
-        else:
-            _column(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d)
+        _column(entering, n, m, Mt, a0, Wt, kcols, colpos, wpos, d, Ft, U, nu, g)
         dmax = 0.0
         finite = True
         for i in range(n):
@@ -667,65 +661,17 @@ def lemke_path(Ms, q, cap, J0, block):
                 if nt == 1
                 else _lexmin(d, idx, nt, n, m, Wt, kcols, basic, Mt, in_j0, warm, Ft, U, nu)
             )
-        if kb:
-            leaving, m, nu = _pivot_blocked(
-                r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, nu, fc
-            )
-            if nu == kb:
-                _flush(m, Wt, Ft, U, T, Fb)
-                nu = 0
-        else:
-            leaving, m = _pivot(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic)
+        leaving, m, nu = _pivot(
+            r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic, Ft, U, nu, fc, kb > 0
+        )
+        if kb and nu == kb:
+            _flush(m, Wt, Ft, U, T, Fb)
+            nu = 0
         pivots += 1
         since += 1
         if leaving == z0:
             return SOLVED, _zpart(x, basic, n), _basis(basic, n), pivots
         entering = leaving + n if leaving < n else leaving - n  # the complement enters
-
-
-@njit(cache=True)
-def _pivot(r, d, u, entering, n, m, x, Wt, kcols, colpos, wpos, basic):
-    """Replace the variable at position ``r`` by ``entering``; return ``(leaving, m)``.
-
-    ``x ← x − θd, x_r ← θ``; ``B⁻¹ ← B⁻¹ − (d − e_r)(B⁻¹)_r / d_r`` on the stored columns.
-    """
-    dr = d[r]
-    theta = x[r] / dr
-    for i in range(n):
-        x[i] -= theta * d[i]
-    x[r] = theta
-    if m:
-        for i in range(n):
-            u[i] = d[i] / dr
-        u[r] -= 1.0 / dr
-        for c in range(m):
-            row = Wt[c]
-            f = row[r]
-            if f != 0.0:
-                for i in range(n):
-                    row[i] -= u[i] * f
-    leaving = basic[r]
-    if leaving < n:  # w leaves: its column of B⁻¹ (was e_r) becomes e_r − (d − e_r)/d_r
-        row = Wt[m]
-        for i in range(n):
-            row[i] = -d[i] / dr
-        row[r] += 1.0 + 1.0 / dr
-        kcols[m] = leaving
-        colpos[leaving] = m
-        wpos[leaving] = -1
-        m += 1
-    if entering < n:  # w enters at r: its column of B⁻¹ is now e_r, no longer stored
-        c, last = colpos[entering], m - 1
-        if c != last:
-            for i in range(n):
-                Wt[c, i] = Wt[last, i]
-            kcols[c] = kcols[last]
-            colpos[kcols[c]] = c
-        colpos[entering] = -1
-        wpos[entering] = r
-        m = last
-    basic[r] = entering
-    return leaving, m
 
 
 @njit(cache=True)
@@ -747,6 +693,23 @@ def _basis(basic, n):
 
 
 # ----------------------------------------------------------------------------- one solve
+@njit(cache=True)
+def _answer(M, q, Mh, qh, A, d, S, w, basis, z_path, rtol):
+    """The verified answer of a Lemke path that ended on ``basis``: its re-solve
+    (``M̂[J, J] ẑ_J = −q̂_J``) if that verifies on the caller's problem, else the path's own
+    ``z_path`` if that does. Returns ``(found, z, residual)``."""
+    ok, zh = _principal(Mh, qh, basis)
+    z, r = z_path, np.inf
+    for trial in range(2):
+        if trial == 0 and not ok:
+            continue
+        z = d * zh if trial == 0 else z_path
+        r = _residual(M, q, A, d, S, z, w)
+        if r <= rtol:
+            return True, z, r
+    return False, z, r
+
+
 @njit(cache=True)
 def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol, block):
     """One LCP, start to verified answer (:func:`reverse.lcp.solve.solve_lcp`'s steps up to the
@@ -817,27 +780,16 @@ def solve(M, q, warm, has_warm, advanced, advanced_cap, cap, sweeps, rtol, block
         status, zs, basis, piv = lemke_path(Ms, qs, min(cap, advanced_cap), warm, block)
         pivots += piv
         if status == SOLVED:
-            z_path = d * zs * (sq / sM)
-            ok, zh = _principal(Mh, qh, basis)
-            for trial in range(2):
-                if trial == 0 and not ok:
-                    continue
-                z = d * zh if trial == 0 else z_path
-                r = _residual(M, q, A, d, S, z, w)
-                if r <= rtol:
-                    return SOLVED, z, w, basis, pivots, r, 2
+            found, z, r = _answer(M, q, Mh, qh, A, d, S, w, basis, d * zs * (sq / sM), rtol)
+            if found:
+                return SOLVED, z, w, basis, pivots, r, 2
     status, zs, basis, piv = lemke_path(Ms, qs, cap, empty, block)
     pivots += piv
     z_last = d * zs * (sq / sM)
     if status == SOLVED:
-        ok, zh = _principal(Mh, qh, basis)
-        for trial in range(2):
-            if trial == 0 and not ok:
-                continue
-            z = d * zh if trial == 0 else z_last
-            r = _residual(M, q, A, d, S, z, w)
-            if r <= rtol:
-                return SOLVED, z, w, basis, pivots, r, 3
+        found, z, r = _answer(M, q, Mh, qh, A, d, S, w, basis, z_last, rtol)
+        if found:
+            return SOLVED, z, w, basis, pivots, r, 3
         status = FAILED  # Lemke's answer does not verify
     r = _residual(M, q, A, d, S, z_last, w)
     return status, z_last, w, basis, pivots, r, -1

@@ -47,11 +47,11 @@ Two implementations of the steps above give the same answers:
 * ``engine="numpy"``: :mod:`reverse.lcp.lemke`, the reference the compiled path is tested against,
   and the fallback when numba is missing.
 
-From :data:`BLOCKED_MIN_ROWS` rows the compiled engine delays the rank-1 updates of ``B⁻¹`` and
-applies them :data:`UPDATE_BLOCK` at a time as one matrix product (the blocked path of
-:mod:`reverse.lcp.lemke_kernel`): the same pivots, rounded in another order (on the test problems
-and the 1630-row pile of ``benchmarks/island.py``, the same basis and the same answer to the
-bit); below it, the reference's arithmetic as above.
+From :data:`BLOCKED_MIN_ROWS` (300) rows the compiled engine delays the rank-1 updates of
+``B⁻¹`` and applies them :data:`UPDATE_BLOCK` at a time as one matrix product (the blocked path
+of :mod:`reverse.lcp.lemke_kernel`): the same pivots, rounded in another order (on the test
+problems and the 850- and 1630-row piles of ``benchmarks/island.py``, the same basis and the same
+answer to the bit); below it, the reference's arithmetic as above.
 
 The fallback ladder below is numpy code in both (it calls the compiled Lemke when available).
 
@@ -167,13 +167,15 @@ ADVANCED_PIVOTS_PER_ROW = 1
 #: Smallest problem solved on the compiled kernel's blocked path (:mod:`reverse.lcp.lemke_kernel`:
 #: the rank-1 updates of ``B⁻¹`` delayed and applied :data:`UPDATE_BLOCK` at a time as one
 #: matrix product). Per pivot the dense path streams the ``m × n`` stored columns of ``B⁻¹``
-#: through memory once (≈ 26 MB at 2695 rows, m ≈ 1200), which stops fitting in cache from about
-#: a thousand rows; measured, one process on the loaded 2-core machine, CPU time of a cold solve:
-#: 2695 rows (14 674 pivots) 45.5 s dense, 9.9 s blocked; 1630 rows (2710 pivots) 1.9 s, 1.2–1.5
-#: s; same basis and the same answer to the bit in both. The threshold sits above every LCP of
-#: the shipped scenes (spelling balls: ≤ 69 rows) and of the other benchmarks (``lcp.py`` ≤ 1200;
-#: ``reverse.py`` ≤ 1276, 100 spheres with 10 bounce hints), which keep the dense path, whose
-#: arithmetic is the reference's (bit-identical answers, the tests).
+#: through memory once (≈ 26 MB at 2695 rows, m ≈ 1200); the blocked path reads them once per
+#: block. Measured (issue 38, ``docs/studies/large-islands.md``; CPU s of a cold solve, median of
+#: 5, loaded 2-core machine, dense → blocked): 300 rows 0.0048 → 0.0041, 600 rows 0.038 → 0.032,
+#: 850 rows (a pile) 0.142 → 0.083, 1200 rows 0.219 → 0.122, 1630 rows 1.86 → 0.67; the same
+#: pivots and the same ``z`` to the bit on each. It equals :data:`ADVANCED_START_MIN_ROWS`: islands
+#: of 300 rows or more may return any verified answer (issue 38's decision), smaller ones keep
+#: the dense path, whose arithmetic is the reference's (bit-identical answers, the tests), and
+#: so every shipped scene (spelling balls: ≤ 69 rows) and the batch entry
+#: (:func:`solve_lcp_arrays`, islands under 300 rows) are unchanged.
 #:
 #: Large piles are statically indeterminate and their LCPs have many solutions; which one the
 #: path ends on depends on the rounding of its products. Measured on the 2695-row pile of
@@ -181,10 +183,10 @@ ADVANCED_PIVOTS_PER_ROW = 1
 #: the ``dgemm`` of the blocked path) takes 14 680 pivots instead of 14 674 to a basis that
 #: differs in 2 of 1313 indices; both answers verify (residual 4e-13) and differ by 9e-4 of
 #: ``max|z|`` (``w`` by 8e-4 of ``max|w|``); :data:`UPDATE_BLOCK` = 128 ends on yet another
-#: basis (14 676 pivots). Above the threshold an answer is reproducible bit for bit only
+#: basis (14 676 pivots). From the threshold on an answer is reproducible bit for bit only
 #: with the same BLAS, thread count and block size — one reason the benchmarks set
 #: ``OPENBLAS_NUM_THREADS=1``.
-BLOCKED_MIN_ROWS = 1500
+BLOCKED_MIN_ROWS = ADVANCED_START_MIN_ROWS
 
 #: Delayed rank-1 updates per matrix product on the blocked path: 64 makes the product
 #: compute-bound (64 flops per ``B⁻¹`` entry loaded) at 0.5 MB of ``U`` per 1000 rows; 32 was
@@ -725,10 +727,12 @@ def _principal_solution(M: np.ndarray, q: np.ndarray, J: np.ndarray) -> np.ndarr
     return z
 
 
-def _check_shape(M, q) -> tuple[np.ndarray, np.ndarray]:
-    """C-contiguous float64 ``M`` (n × n) and ``q`` (n,); LCPError on a shape mismatch."""
-    M = np.ascontiguousarray(M, dtype=float)
-    q = np.ascontiguousarray(q, dtype=float).reshape(-1)
+def _check_shape(M, q, contiguous: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 ``M`` (n × n) and ``q`` (n,), C-contiguous unless ``contiguous`` is False (the
+    arrays as given then, no copy); LCPError on a shape mismatch."""
+    as_array = np.ascontiguousarray if contiguous else np.asarray
+    M = as_array(M, dtype=float)
+    q = as_array(q, dtype=float).reshape(-1)
     n = q.size
     if M.ndim != 2 or M.shape != (n, n):
         raise LCPError(f"M must be square with the size of q: M is {M.shape}, q has {n} entries")
@@ -736,11 +740,8 @@ def _check_shape(M, q) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_problem(M, q) -> tuple[np.ndarray, np.ndarray]:
-    M = np.asarray(M, dtype=float)
-    q = np.asarray(q, dtype=float).reshape(-1)
-    n = q.size
-    if M.ndim != 2 or M.shape != (n, n):
-        raise LCPError(f"M must be square with the size of q: M is {M.shape}, q has {n} entries")
+    """:func:`_check_shape` without a copy, and LCPError unless ``M`` and ``q`` are finite."""
+    M, q = _check_shape(M, q, contiguous=False)
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(q))):
         raise LCPError("M and q must be finite (found NaN or inf)")
     return M, q

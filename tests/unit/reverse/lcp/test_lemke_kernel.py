@@ -254,10 +254,14 @@ def test_blocked_advanced_start_takes_the_dense_path():
 
 @needs_kernel
 def test_solve_lcp_takes_the_blocked_path_from_the_threshold(monkeypatch):
-    M, q = random_contact_lcp(np.random.default_rng(300_001), 50)
+    M, q = random_contact_lcp(np.random.default_rng(300_001), 49)  # 294 rows: below the threshold
     dense = solve_lcp(M, q)
     ref = solve_lcp(M, q, engine="numpy")
     assert q.size < lcp.BLOCKED_MIN_ROWS and lcp._block(q.size) == 0
+    # issue 38: islands under ADVANCED_START_MIN_ROWS (300) rows keep the dense path, whose
+    # answers are the reference's bit for bit; from there any verified answer may be returned
+    assert lcp._block(lcp.ADVANCED_START_MIN_ROWS - 1) == 0
+    assert lcp._block(lcp.ADVANCED_START_MIN_ROWS) == lcp.UPDATE_BLOCK
     calls = []
     real = K.lemke_path
 
