@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -141,6 +142,7 @@ def cmd_replay(args) -> int:
     check_output(args.video)
     check_output(args.html)
     check_output(args.frames, folder=True)
+    _refuse_a_scene(args.file)
     with TrajectoryStore.open(args.file) as store:
         scene = scene_from_json(store.attrs.get("scene_json", ""), source=args.file)
         nominal = store.read_nominal() if args.html and args.realization is None else None
@@ -209,6 +211,33 @@ def cmd_replay(args) -> int:
         write_replay_page(args.html, scene, runs, camera=camera, reverse=args.reverse, speed=speed)
         print(f"wrote {args.html} ({_labels(runs)})")
     return 0
+
+
+#: The first bytes of every HDF5 file (its superblock signature at offset 0, where the workbench
+#: writes it; HDF5 spec, "Format Signature").
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _refuse_a_scene(name: str) -> None:
+    """A one-line error when ``name`` is not an HDF5 file but a scene (a shipped scene's name
+    or a scene file): replay shows a stored run, and the error says which command makes one."""
+    path = Path(name)
+    if path.is_file():
+        with path.open("rb") as f:
+            if f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE:
+                return
+    from workbench.scene.catalog import find_scene, is_scene_file
+
+    try:
+        scene = find_scene(name)
+    except WorkbenchError:
+        return  # neither: the store says what is wrong with it
+    if scene.is_file() and is_scene_file(scene):
+        raise WorkbenchError(
+            f"{name}: a scene, not a result file; replay shows a stored run: make one with "
+            f"`workbench run {name} -o run.h5` (or `workbench reverse` or `workbench ensemble`) "
+            "and replay run.h5"
+        )
 
 
 def _size(text: str) -> tuple[int, int]:
