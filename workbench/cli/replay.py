@@ -23,6 +23,7 @@ from workbench.replay.viewer import (
     VIDEO_SUFFIXES,
     VIEWER_ASPECT,
     VIEWER_FOV_DEG,
+    body_extent,
     frame_camera,
     render_frames,
     replay,
@@ -145,6 +146,7 @@ def cmd_replay(args) -> int:
     _refuse_a_scene(args.file)
     with TrajectoryStore.open(args.file) as store:
         scene = scene_from_json(store.attrs.get("scene_json", ""), source=args.file)
+        attrs = dict(store.attrs)
         nominal = store.read_nominal() if args.html and args.realization is None else None
         # an ensemble's page (the file holds more than one run) needs no realization 0
         page_of_many = (
@@ -206,9 +208,22 @@ def cmd_replay(args) -> int:
         print(summary(written))
     if args.html:
         from workbench.replay.web import write_replay_page  # three.js page: only for --html
+        from workbench.replay.web.caption import page_caption, page_title
 
-        camera = _camera(view, scene, list(runs.values()), HTML_ASPECT, FOV_DEG)
-        write_replay_page(args.html, scene, runs, camera=camera, reverse=args.reverse, speed=speed)
+        shown = list(runs.values())
+        camera = _camera(view, scene, shown, HTML_ASPECT, FOV_DEG)
+        write_replay_page(
+            args.html,
+            scene,
+            runs,
+            camera=camera,
+            title=page_title(scene, attrs),
+            caption=page_caption(scene, runs),
+            # the page fits the framed box to its canvas; a camera the user set stays as set
+            frame=None if isinstance(view, Camera) else body_extent(scene, shown),
+            reverse=args.reverse,
+            speed=speed,
+        )
         print(f"wrote {args.html} ({_labels(runs)})")
     return 0
 
