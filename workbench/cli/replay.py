@@ -323,7 +323,12 @@ def _one_run(store, realization: int | None):
         kept = len(finite_records(traj))
         if not kept:
             raise WorkbenchError(f"{store.path}: {failure}")
-        print(f"{failure}; showing its {kept} records before the failure")
+        if kept == traj.n_times:  # whole, only marked (a reverse run's audit: 'implausible')
+            print(
+                f"{name} is marked '{traj.status}' ({traj.message}); showing all its {kept} records"
+            )
+        else:
+            print(f"{failure}; showing its {kept} records before the failure")
     return traj
 
 

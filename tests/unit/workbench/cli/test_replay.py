@@ -12,7 +12,9 @@ import pytest
 from tests.conftest import SCENES, run_main
 
 
-@pytest.mark.parametrize("given", ["falling_object", "scenes/falling_object.yaml", "spelling_balls"])
+@pytest.mark.parametrize(
+    "given", ["falling_object", "scenes/falling_object.yaml", "spelling_balls"]
+)
 def test_a_scene_is_refused_with_the_command_that_makes_a_result_file(given, tmp_path):
     """A shipped scene's name or a scene file: one line naming it, saying it is a scene and
     which command makes a file to replay; exit 2, nothing written."""
@@ -41,3 +43,22 @@ def test_an_hdf5_file_named_like_a_scene_is_replayed(tmp_path):
     r = run_main("replay", "falling_object", "--html", "page.html", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "page.html").is_file()
+
+
+def test_a_run_marked_implausible_is_shown_whole_and_said_to_be_marked(tmp_path):
+    """A reverse run the audit marks 'implausible' keeps every record: the replay says it is
+    marked, not that it failed part-way."""
+    from workbench.scene.loader import load_scene, scene_to_json
+    from workbench.sim.forward import run_scene
+    from workbench.store import write_trajectory
+
+    scene = load_scene(SCENES / "falling_object.yaml")
+    traj = run_scene(scene.with_settings(duration=0.1))
+    traj.status, traj.message = "implausible", "the physical audit failed: bodies overlap"
+    write_trajectory(tmp_path / "marked.h5", traj, scene_json=scene_to_json(scene))
+    r = run_main("replay", tmp_path / "marked.h5", "--html", tmp_path / "page.html")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == (
+        "the run is marked 'implausible' (the physical audit failed: bodies overlap); "
+        f"showing all its {traj.n_times} records"
+    )
