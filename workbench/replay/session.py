@@ -27,11 +27,12 @@ LOOP_PAUSE = 0.5
 POLL = 0.1
 
 
-def play_frames(engine: Engine, job: dict, check) -> None:
+def play_frames(engine: Engine, job: dict, check, shown=None) -> None:
     """Show the frames of ``job`` (:func:`~workbench.replay.viewer.replay`) in the viewer of
     ``engine`` when due, again and again with ``job["loop"]``, and with ``job["hold"]`` keep the
     last until the window is closed; return when done or the window is closed. ``check()``
-    raises :class:`KeyboardInterrupt` once Ctrl-C was pressed.
+    raises :class:`KeyboardInterrupt` once Ctrl-C was pressed; ``shown()``, if given, is called
+    once the first frame is on show.
 
     A frame that falls behind the clock is dropped (the next one is due already); each shown
     frame sets the bodies that moved since the frame on show, the joints and the time label at
@@ -56,6 +57,9 @@ def play_frames(engine: Engine, job: dict, check) -> None:
                     engine.set_joint_states(joints[k])
                 engine.set_poses(change, position[k, change], q_inertial[k, change])
                 text_id = engine.show_text(f"t = {times[k]:.3f} s", text_at, text_id)
+            if last is None and shown is not None:
+                shown()
+                shown = None
             last = k
         if job["hold"] and not job["loop"]:
             _wait(engine, math.inf, check)  # until the window is closed

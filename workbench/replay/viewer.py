@@ -318,9 +318,9 @@ def _watch(child: subprocess.Popen, err, check) -> None:
         if data:
             heard = time.monotonic()
             *lines, pending = (pending + data).split(b"\n")
-            if not opened and b"open" in lines:
-                opened = True
-                print("PyBullet viewer: the bodies are built; playing", flush=True)
+            opened = opened or b"open" in lines
+            if b"shown" in lines:
+                print("PyBullet viewer: playing (the first frame is shown)", flush=True)
             continue
         # its stdout is closed: it is ending
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -395,6 +395,9 @@ def _viewer_process_main() -> None:
     def opened() -> None:
         os.write(status, b"open\n")
 
+    def shown() -> None:
+        os.write(status, b"shown\n")
+
     code = 0
     try:
         with _interrupts_between_calls() as interrupted:
@@ -404,7 +407,7 @@ def _viewer_process_main() -> None:
                 if os.getppid() != parent:  # the replay that started this one is gone
                     raise KeyboardInterrupt
 
-            _session(job, check, opened)
+            _session(job, check, opened, shown)
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # its one line goes to the replay's message (_why)
@@ -416,19 +419,19 @@ def _viewer_process_main() -> None:
     os._exit(code)
 
 
-def _session(job: dict, check, opened) -> None:
+def _session(job: dict, check, opened, shown) -> None:
     """The viewer's session: open the window with the scene built as replay shows it
     (``Engine(shown_only=True)``: massless visual bodies created in batches), call
     ``opened()``, play the frames of ``job`` (:func:`replay`;
-    :func:`~workbench.replay.session.play_frames`); ``check()`` raises
-    :class:`KeyboardInterrupt` once Ctrl-C was pressed."""
+    :func:`~workbench.replay.session.play_frames`), calling ``shown()`` once the first is on
+    show; ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was pressed."""
     engine = Engine(job["scene"], gui=True, shown_only=True, mass_overrides=job["mass_overrides"])
     try:
         opened()
         check()  # pressed while the window opened: the engine exists, so it is closed below
         engine.freeze()
         engine.set_view(*job["view"])
-        play_frames(engine, job, check)
+        play_frames(engine, job, check, shown)
     except engine.error:
         if engine.is_connected():
             raise

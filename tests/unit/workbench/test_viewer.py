@@ -1197,7 +1197,7 @@ def test_viewer_frames_show_the_bodies_of_the_time_they_are_labelled_with(tmp_pa
     )  # fmt: skip
     try:
         lines = [proc.stdout.readline() for _ in range(2)]
-        assert "the bodies are built; playing" in lines[1], (lines, proc.stderr.read())
+        assert "playing (the first frame is shown)" in lines[1], (lines, proc.stderr.read())
         seen: list[tuple[bytes, float]] = []  # (label pixels, glider x) of each frame
         while proc.poll() is None:
             shot = np.asarray(ImageGrab.grab(xdisplay=xvfb_display).convert("RGB"))
