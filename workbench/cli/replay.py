@@ -300,6 +300,11 @@ def _label(store, realization: int | None) -> str:
     return "run" if store.n_realizations == 1 else f"realization {realization or 0}"
 
 
+#: Statuses of runs that ran to their end with every record and were only marked: a reverse
+#: run whose physical audit failed (reverse/runs/run.py).
+_MARKS = ("implausible",)
+
+
 def _one_run(store, realization: int | None):
     """Realization ``realization`` (default 0) of ``store``, or a one-line error saying why it
     cannot be shown: out of range, not completed, or failed with no finite record. A failed run
@@ -323,7 +328,7 @@ def _one_run(store, realization: int | None):
         kept = len(finite_records(traj))
         if not kept:
             raise WorkbenchError(f"{store.path}: {failure}")
-        if kept == traj.n_times:  # whole, only marked (a reverse run's audit: 'implausible')
+        if traj.status in _MARKS:
             print(
                 f"{name} is marked '{traj.status}' ({traj.message}); showing all its {kept} records"
             )
