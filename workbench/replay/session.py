@@ -93,15 +93,16 @@ def frame_poses(engine: Engine, position: np.ndarray, orientation: np.ndarray):
     position = np.asarray(position, dtype=float)[:, :n]
     orientation = np.asarray(orientation, dtype=float)[:, :n]
     nf = position.shape[0]
-    principal = np.array([f.principal for f in engine.frames]).reshape(n, 4)
-    q_inertial = (
-        (
-            Rotation.from_quat(orientation.reshape(-1, 4))
-            * Rotation.from_quat(np.tile(principal, (nf, 1)))
+    principal = np.array([f.principal for f in engine.frames], dtype=float).reshape(n, 4)
+    # q_inertial = q_body * q_principal; most bodies (spheres, fixed bodies) are not turned, and
+    # composing only the others keeps this 0.1 s instead of 1 s for 3875 balls x 181 frames
+    q_inertial = orientation / np.linalg.norm(orientation, axis=2, keepdims=True)
+    turned = np.flatnonzero(np.any(principal != [0.0, 0.0, 0.0, 1.0], axis=1))
+    if len(turned):
+        composed = Rotation.from_quat(orientation[:, turned].reshape(-1, 4)) * Rotation.from_quat(
+            np.tile(principal[turned], (nf, 1))
         )
-        .as_quat()
-        .reshape(nf, n, 4)
-    )
+        q_inertial[:, turned] = composed.as_quat().reshape(nf, len(turned), 4)
     pose = np.concatenate([position, orientation], axis=2)
     changed = np.any(pose[1:] != pose[:-1], axis=2)  # (nf - 1, n)
     pose_id = np.concatenate([np.zeros((1, n), dtype=np.int64), np.cumsum(changed, axis=0)])

@@ -44,7 +44,9 @@ class ViewerAndImages(EngineBase):
         Bodies of the same looks and inertial frame (the 3875 balls of spelling_balls in its 7
         colours) share one visual shape and are created by one ``createMultiBody`` call
         (``batchPositions``). URDF bodies are loaded as in a full build. In the viewer, nothing is
-        drawn until every body exists.
+        drawn until the first :meth:`drawn_at_once` block ends: the caller places the first
+        frame before anything is drawn, and the window's drawing (on the CPU under Xvfb) does
+        not slow what comes before it.
 
         Why: in PyBullet's GUI each call waits for the window's thread; a full build of the
         3875 balls makes about 5 calls a body and took tens of minutes under Xvfb, this one
@@ -109,8 +111,6 @@ class ViewerAndImages(EngineBase):
             at = np.array([s.bodies[k].position for k in shapes], dtype=float) + turn.apply(com)
             q_in = (turn * Rotation.from_quat([frames[k].principal for k in shapes])).as_quat()
             self.set_poses(shapes, at, q_in)
-        if self.gui:
-            p.configureDebugVisualizer(p.COV_ENABLE_RENDERING, 1, physicsClientId=c)
 
     @contextlib.contextmanager
     def drawn_at_once(self):
