@@ -87,10 +87,10 @@ def browser():
 class Page:
     """A written replay page opened in the browser, recording errors and requests."""
 
-    def __init__(self, browser, path: Path, hash_: str = ""):
+    def __init__(self, browser, path: Path, hash_: str = "", viewport=(WIDTH, HEIGHT)):
         self.errors: list[str] = []
         self.requests: list[str] = []
-        self.page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        self.page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
@@ -99,7 +99,8 @@ class Page:
         self.page.wait_for_function("window.workbench && window.workbench.ready", timeout=20000)
 
     def shot(self, t: float, run: int | None = None) -> np.ndarray:
-        """RGB screenshot, shape (HEIGHT, WIDTH, 3), uint8, at time ``t`` (s) of run ``run``."""
+        """RGB screenshot, shape (height, width, 3) of the viewport, uint8, at time ``t`` (s) of
+        run ``run``."""
         from PIL import Image
 
         if run is not None:
@@ -364,3 +365,76 @@ def test_turned_shapes_match_pybullet(browser, tmp_path, name, settings, times, 
             assert right >= MIN_IOU, (body.name, traj.time[i], right)
             wrong_ious.append(iou(mask(shots["wrong"][k], colour), ref))
     assert min(wrong_ious) < MIN_IOU  # the comparison sees the mistake
+
+
+#: Canvas sizes the page must frame its run in (a small window, a laptop's).
+SIZES = [(640, 480), (1280, 800)]
+
+#: Least share of the canvas's width or height that the box around the moving bodies' pixels,
+#: over the run, must cover (issue 36: "LO" sat in the top 30% of a 1280 x 800 page).
+MIN_COVER = 0.5
+
+
+def _moving_pixels(image: np.ndarray) -> np.ndarray:
+    """Pixels of moving bodies: saturated colours (the ground, sky, grid, shadows and panels
+    are grey or white; see :data:`MIN_SATURATION`)."""
+    rgb = image.astype(float) / 255.0
+    return (rgb.max(axis=2) - rgb.min(axis=2)) > MIN_SATURATION
+
+
+@pytest.mark.slow  # ~15 s
+@pytest.mark.parametrize(
+    "made_by, kind",
+    [
+        (("run", "sliding_block", "--set", "mu=0.3"), "sliding_block: run"),
+        (("ensemble", "random_box", "-n", "3", "--seed", "7"), "random_box: ensemble"),
+    ],
+)
+def test_the_page_frames_what_moves_beside_its_panels_and_says_what_run_it_is(
+    browser, tmp_path, made_by, kind
+):
+    """``workbench replay --html`` pages at 640 x 480 and 1280 x 800: the title names the scene
+    and the kind of run, the caption the parameters as run (``--set mu=0.3``, not the scene's
+    0.4); no panel overlaps the canvas; the moving bodies' pixels over the run span at least
+    half its width or height."""
+    from tests.conftest import run_main
+
+    data = tmp_path / "run.h5"
+    assert run_main(*made_by, "-o", data, "-q").returncode == 0
+    page_file = tmp_path / "page.html"
+    made = run_main("replay", data, "--html", page_file)
+    assert made.returncode == 0, made.stderr
+    for width, height in SIZES:
+        page = Page(browser, page_file, "paused", viewport=(width, height))
+        try:
+            assert page.page.title() == kind
+            caption = page.page.locator("#caption").inner_text()
+            if "mu=0.3" in made_by:
+                assert "mu = 0.3" in caption and "0.4" not in caption
+            canvas = page.page.evaluate(
+                "document.querySelector('#view canvas').getBoundingClientRect().toJSON()"
+            )
+            assert canvas["width"] > 0.5 * width and canvas["height"] > 0.5 * height
+            for panel in ("#top", "#bar", "#hint"):
+                box = page.page.locator(panel).bounding_box()
+                if box is None:  # hidden (the help, until asked for)
+                    continue
+                apart = (
+                    box["y"] + box["height"] <= canvas["top"] + 0.5
+                    or box["y"] >= canvas["bottom"] - 0.5
+                )
+                assert apart, (panel, box, canvas)
+            state = page.page.evaluate("window.workbench.state()")
+            seen = np.zeros((height, width), dtype=bool)
+            for t in np.linspace(state["start"], state["end"], 7):
+                seen |= _moving_pixels(page.shot(float(t)))
+            check_clean(page)
+        finally:
+            page.close()
+        top, left = round(canvas["top"]), round(canvas["left"])
+        inside = seen[top : top + round(canvas["height"]), left : left + round(canvas["width"])]
+        ys, xs = np.nonzero(inside)
+        assert len(xs), "no moving body on the canvas"
+        cover_x = (xs.max() - xs.min() + 1) / canvas["width"]
+        cover_y = (ys.max() - ys.min() + 1) / canvas["height"]
+        assert max(cover_x, cover_y) >= MIN_COVER, (width, height, cover_x, cover_y)

@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from workbench.replay.viewer import (
     VIDEO_SUFFIXES,
     VIEWER_ASPECT,
     VIEWER_FOV_DEG,
+    body_extent,
     frame_camera,
     render_frames,
     replay,
@@ -141,8 +143,10 @@ def cmd_replay(args) -> int:
     check_output(args.video)
     check_output(args.html)
     check_output(args.frames, folder=True)
+    _refuse_a_scene(args.file)
     with TrajectoryStore.open(args.file) as store:
         scene = scene_from_json(store.attrs.get("scene_json", ""), source=args.file)
+        attrs = dict(store.attrs)
         nominal = store.read_nominal() if args.html and args.realization is None else None
         # an ensemble's page (the file holds more than one run) needs no realization 0
         page_of_many = (
@@ -204,11 +208,51 @@ def cmd_replay(args) -> int:
         print(summary(written))
     if args.html:
         from workbench.replay.web import write_replay_page  # three.js page: only for --html
+        from workbench.replay.web.caption import page_caption, page_title
 
-        camera = _camera(view, scene, list(runs.values()), HTML_ASPECT, FOV_DEG)
-        write_replay_page(args.html, scene, runs, camera=camera, reverse=args.reverse, speed=speed)
+        shown = list(runs.values())
+        camera = _camera(view, scene, shown, HTML_ASPECT, FOV_DEG)
+        write_replay_page(
+            args.html,
+            scene,
+            runs,
+            camera=camera,
+            title=page_title(scene, attrs),
+            caption=page_caption(scene, runs),
+            # the page fits the framed box to its canvas; a camera the user set stays as set
+            frame=None if isinstance(view, Camera) else body_extent(scene, shown),
+            reverse=args.reverse,
+            speed=speed,
+        )
         print(f"wrote {args.html} ({_labels(runs)})")
     return 0
+
+
+#: The first bytes of every HDF5 file (its superblock signature at offset 0, where the workbench
+#: writes it; HDF5 spec, "Format Signature").
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _refuse_a_scene(name: str) -> None:
+    """A one-line error when ``name`` is not an HDF5 file but a scene (a shipped scene's name
+    or a scene file): replay shows a stored run, and the error says which command makes one."""
+    path = Path(name)
+    if path.is_file():
+        with path.open("rb") as f:
+            if f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE:
+                return
+    from workbench.scene.catalog import find_scene, is_scene_file
+
+    try:
+        scene = find_scene(name)
+    except WorkbenchError:
+        return  # neither: the store says what is wrong with it
+    if scene.is_file() and is_scene_file(scene):
+        raise WorkbenchError(
+            f"{name}: a scene, not a result file; replay shows a stored run: make one with "
+            f"`workbench run {name} -o run.h5` (or `workbench reverse` or `workbench ensemble`) "
+            "and replay run.h5"
+        )
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -256,6 +300,11 @@ def _label(store, realization: int | None) -> str:
     return "run" if store.n_realizations == 1 else f"realization {realization or 0}"
 
 
+#: Statuses of runs that ran to their end with every record and were only marked: a reverse
+#: run whose physical audit failed (reverse/runs/run.py).
+_MARKS = ("implausible",)
+
+
 def _one_run(store, realization: int | None):
     """Realization ``realization`` (default 0) of ``store``, or a one-line error saying why it
     cannot be shown: out of range, not completed, or failed with no finite record. A failed run
@@ -279,7 +328,12 @@ def _one_run(store, realization: int | None):
         kept = len(finite_records(traj))
         if not kept:
             raise WorkbenchError(f"{store.path}: {failure}")
-        print(f"{failure}; showing its {kept} records before the failure")
+        if traj.status in _MARKS:
+            print(
+                f"{name} is marked '{traj.status}' ({traj.message}); showing all its {kept} records"
+            )
+        else:
+            print(f"{failure}; showing its {kept} records before the failure")
     return traj
 
 

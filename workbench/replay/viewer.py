@@ -54,6 +54,7 @@ from workbench.replay.framing import (
     frame_camera,
     tracked_rows,
 )
+from workbench.replay.session import POLL, play_frames
 from workbench.scene.model import Scene
 from workbench.sim.engine import Engine
 from workbench.sim.frames import mass_overrides_from_params
@@ -103,12 +104,6 @@ _GIF_MIN_TICKS = 2
 #: Most frames per second of wall time that :func:`replay` shows; denser records are skipped.
 REPLAY_FPS = 60.0
 
-#: Pause between repetitions of a looped replay, s, so the restart is visible.
-LOOP_PAUSE = 0.5
-
-#: Longest single sleep during replay, s: how quickly a closed window is noticed (and, in
-#: :func:`replay`'s own process, how quickly Ctrl-C or the end of the viewer's process is).
-_POLL = 0.1
 
 #: Longest time, s, the viewer's process may go without a sign of life before :func:`replay`
 #: gives up and kills it. It says it lives every :data:`_BEAT` s from a thread of its own, which
@@ -317,13 +312,15 @@ def _watch(child: subprocess.Popen, err, check) -> None:
                 f"cannot open the viewer (PyBullet's viewer {silent} as it started); "
                 f"{NO_DISPLAY_HINT}"
             )
-        if not select.select([out], [], [], _POLL)[0]:
+        if not select.select([out], [], [], POLL)[0]:
             continue
         data = os.read(out, 4096)
         if data:
             heard = time.monotonic()
             *lines, pending = (pending + data).split(b"\n")
             opened = opened or b"open" in lines
+            if b"shown" in lines:
+                print("PyBullet viewer: playing (the first frame is shown)", flush=True)
             continue
         # its stdout is closed: it is ending
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -398,6 +395,9 @@ def _viewer_process_main() -> None:
     def opened() -> None:
         os.write(status, b"open\n")
 
+    def shown() -> None:
+        os.write(status, b"shown\n")
+
     code = 0
     try:
         with _interrupts_between_calls() as interrupted:
@@ -407,7 +407,7 @@ def _viewer_process_main() -> None:
                 if os.getppid() != parent:  # the replay that started this one is gone
                     raise KeyboardInterrupt
 
-            _session(job, check, opened)
+            _session(job, check, opened, shown)
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # its one line goes to the replay's message (_why)
@@ -419,36 +419,19 @@ def _viewer_process_main() -> None:
     os._exit(code)
 
 
-def _session(job: dict, check, opened) -> None:
-    """The viewer's session: open the window, call ``opened()``, show the frames of ``job``
-    (:func:`replay`) when due; ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was
-    pressed."""
-    engine = Engine(job["scene"], gui=True, visual=True, mass_overrides=job["mass_overrides"])
+def _session(job: dict, check, opened, shown) -> None:
+    """The viewer's session: open the window with the scene built as replay shows it
+    (``Engine(shown_only=True)``: massless visual bodies created in batches), call
+    ``opened()``, play the frames of ``job`` (:func:`replay`;
+    :func:`~workbench.replay.session.play_frames`), calling ``shown()`` once the first is on
+    show; ``check()`` raises :class:`KeyboardInterrupt` once Ctrl-C was pressed."""
+    engine = Engine(job["scene"], gui=True, shown_only=True, mass_overrides=job["mass_overrides"])
     try:
         opened()
         check()  # pressed while the window opened: the engine exists, so it is closed below
         engine.freeze()
         engine.set_view(*job["view"])
-        position, orientation, joints = job["position"], job["orientation"], job["joints"]
-        due, times, text_at = job["due"], job["time"], job["text_at"]
-        zeros = np.zeros_like(position[0])
-        text_id = -1
-        while True:
-            start = time.perf_counter()
-            for k in range(len(due)):
-                now = time.perf_counter() - start
-                if k + 1 < len(due) and due[k + 1] <= now:
-                    continue  # behind the clock: the next frame is already due
-                if not _wait(engine, start + due[k], check):
-                    return
-                state = State(position[k], orientation[k], zeros, zeros)
-                engine.set_state(state, None if joints is None else joints[k])
-                text_id = engine.show_text(f"t = {times[k]:.3f} s", text_at, text_id)
-            if job["hold"] and not job["loop"]:
-                _wait(engine, math.inf, check)  # until the window is closed
-                return
-            if not job["loop"] or not _wait(engine, time.perf_counter() + LOOP_PAUSE, check):
-                return
+        play_frames(engine, job, check, shown)
     except engine.error:
         if engine.is_connected():
             raise
@@ -686,9 +669,7 @@ def _rendered(scene, traj, records, camera: Camera | None, width: int, height: i
     aspect = width / height
     if camera is None:
         camera = frame_camera(scene, [traj], aspect)
-    engine = Engine(
-        scene, gui=False, visual=True, mass_overrides=mass_overrides_from_params(traj.params)
-    )
+    engine = Engine(scene, shown_only=True, mass_overrides=mass_overrides_from_params(traj.params))
     try:
         view = engine.camera(
             camera.target, camera.distance, camera.yaw, camera.pitch, camera.fov, aspect
@@ -764,16 +745,3 @@ def _placement(traj: Trajectory, i: int) -> tuple[State, np.ndarray | None]:
     zeros = np.zeros_like(traj.position[i])
     joints = None if traj.joint_position is None else traj.joint_position[i]
     return State(traj.position[i], traj.orientation[i], zeros, zeros), joints
-
-
-def _wait(engine: Engine, until: float, check) -> bool:
-    """Sleep until ``time.perf_counter() >= until``, in short naps, calling ``check()`` (which
-    raises on Ctrl-C) before each; False once the viewer window has been closed."""
-    while True:
-        check()
-        if not engine.is_connected():
-            return False
-        left = until - time.perf_counter()
-        if left <= 0:
-            return True
-        time.sleep(min(left, _POLL))

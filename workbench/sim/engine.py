@@ -122,6 +122,11 @@ class Engine(BodyStates, UrdfLinks, ContactQueries, JointsAndForces, ViewerAndIm
         none is given (so the nominal run loads the same kind of copy as every realization),
         with ``URDF_USE_INERTIA_FROM_FILE``; ``getDynamicsInfo`` is checked to hold exactly the
         written mass, centre of mass and principal moments.
+    shown_only : bool
+        Build only what replay shows (:meth:`~workbench.sim.engine_view.ViewerAndImages.
+        _build_shown`): massless visual bodies, created many at a time, in the same inertial
+        frames as a full build, so :meth:`set_state` and :meth:`set_poses` place them alike. Not
+        for stepping.
 
     Notes
     -----
@@ -140,6 +145,7 @@ class Engine(BodyStates, UrdfLinks, ContactQueries, JointsAndForces, ViewerAndIm
         visual: bool | None = None,
         plane_as_box: bool = False,
         mass_overrides: dict | None = None,
+        shown_only: bool = False,
     ):
         self._p = import_pybullet()
         self.scene = scene
@@ -147,6 +153,9 @@ class Engine(BodyStates, UrdfLinks, ContactQueries, JointsAndForces, ViewerAndIm
         self.visual = gui if visual is None else visual
         self.plane_as_box = plane_as_box
         self._mass_overrides = mass_overrides or {}
+        self.shown_only = shown_only
+        if shown_only:
+            self.visual = True
         mode = self._p.GUI if gui else self._p.DIRECT
         self._client = None
         self._uid_array_cache: tuple[list, np.ndarray] | None = None  # _uid_array
@@ -247,6 +256,9 @@ class Engine(BodyStates, UrdfLinks, ContactQueries, JointsAndForces, ViewerAndIm
 
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
+        if self.shown_only:
+            self._build_shown()
+            return
         p, c, s = self._p, self._client, self.scene
         p.resetSimulation(physicsClientId=c)
         if self.gui:
@@ -296,18 +308,8 @@ class Engine(BodyStates, UrdfLinks, ContactQueries, JointsAndForces, ViewerAndIm
         if shape.type == "urdf":
             return self._load_urdf(body)
         col, vis = self._shapes(body, colour)
-        props = body.mass_properties
-        over = self._mass_overrides.get(body.name, {})
-        if props is None:  # plane: static, no mass properties
-            mass, com, J = 0.0, np.zeros(3), np.zeros((3, 3))
-        else:
-            mass = 0.0 if body.fixed else float(over.get("mass", props.mass))
-            com = np.asarray(over.get("com", props.com), dtype=float)
-            J = np.asarray(over.get("inertia", props.inertia_matrix), dtype=float)
-        if mass > 0:
-            moments, q_p = principal_frame(J)
-        else:
-            moments, q_p = np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0])
+        frame = self._inertial_frame(body)
+        mass, com, moments, q_p = frame.mass, frame.com, frame.moments, frame.principal
         uid = p.createMultiBody(
             baseMass=mass,
             baseCollisionShapeIndex=col,
@@ -329,7 +331,25 @@ class Engine(BodyStates, UrdfLinks, ContactQueries, JointsAndForces, ViewerAndIm
             p.resetBaseVelocity(
                 uid, list(body.linear_velocity), list(body.angular_velocity), physicsClientId=c
             )
-        return uid, BodyFrame(com, q_p, moments, J if mass > 0 else np.zeros((3, 3)), mass)
+        return uid, frame
+
+    def _inertial_frame(self, body: Body) -> BodyFrame:
+        """The inertial frame and mass properties a shape body (not a URDF) is built with: the
+        scene's, or the realization's from ``mass_overrides``; fixed bodies and planes are
+        massless, their inertial frame the body frame turned by nothing."""
+        props = body.mass_properties
+        over = self._mass_overrides.get(body.name, {})
+        if props is None:  # plane: static, no mass properties
+            mass, com, J = 0.0, np.zeros(3), np.zeros((3, 3))
+        else:
+            mass = 0.0 if body.fixed else float(over.get("mass", props.mass))
+            com = np.asarray(over.get("com", props.com), dtype=float)
+            J = np.asarray(over.get("inertia", props.inertia_matrix), dtype=float)
+        if mass > 0:
+            moments, q_p = principal_frame(J)
+        else:
+            moments, q_p = np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0])
+        return BodyFrame(com, q_p, moments, J if mass > 0 else np.zeros((3, 3)), mass)
 
     def _shapes(self, body: Body, colour) -> tuple[int, int]:
         p, c = self._p, self._client

@@ -35,6 +35,7 @@ from workbench.scene.loader import scene_to_json
 from workbench.scene.model import scene_from_dict
 from workbench.sim.forward import run_scene
 from workbench.sim.state import records_at_rate
+from workbench.store import write_trajectory
 
 #: A sphere dropped onto a plane: 48 steps recorded every 6 -> 9 records (t = 0, 0.025, ... 0.2 s).
 FALL = {
@@ -307,7 +308,8 @@ def _xvfb(*extra: str):
             continue
         read_end, write_end = os.pipe()
         try:
-            screen = ["-screen", "0", "640x480x24", "-nolisten", "tcp", *extra]
+            # the screen holds PyBullet's 1024 x 768 window whole (screenshots of the viewer)
+            screen = ["-screen", "0", "1024x768x24", "-nolisten", "tcp", *extra]
             xvfb = subprocess.Popen(
                 ["Xvfb", f":{display}", "-displayfd", str(write_end), *screen],
                 stdout=subprocess.DEVNULL,
@@ -1138,3 +1140,84 @@ def test_replay_frames_of_a_run_stopped_early_shows_its_records(failing_file, tm
     assert "realization 3 failed (nonfinite: ball: position is not finite at t = 0.1 s); " in out
     assert "showing its 4 records before the failure" in out
     assert len(list(frames.glob("frame_*.png"))) == 4
+
+
+#: A ball gliding along x at 1 m/s without gravity beside a resting one, recorded every 0.3 s
+#: for 2.4 s: 9 records, each on show 0.3 s of the viewer's playback (records are not
+#: interpolated), so screenshots every 0.1 s catch each several times.
+GLIDE = {
+    "settings": {"dt": 1.0 / 240.0, "duration": 2.4, "record_every": 72},
+    "gravity": [0.0, 0.0, 0.0],
+    "bodies": [
+        {"name": "ground", "shape": {"type": "plane"}, "fixed": True},
+        {"name": "glider", "shape": {"type": "sphere", "radius": 0.15}, "mass": 1.0,
+         "position": [0.0, 0.0, 0.15], "linear_velocity": [1.0, 0.0, 0.0]},
+        {"name": "resting", "shape": {"type": "sphere", "radius": 0.15}, "mass": 1.0,
+         "position": [1.2, 0.6, 0.15]},
+    ],
+}  # fmt: skip
+
+#: A pixel of the viewer's time label: the text is black, and nothing else in GLIDE's picture
+#: is this dark (the ground, the sky and the balls are lighter in every channel).
+LABEL_DARKNESS = 60
+
+#: Most of the screen the label covers: 333 of 1024 x 768 pixels are this dark (0.04%).
+LABEL_AREA = 0.01
+
+
+def _glider_x(shot: np.ndarray) -> float:
+    """Image x, pixels, of the centroid of the glider's pixels (MOVING_COLOURS[1], body 1's
+    colour: blue; the sky is far less blue over red, the resting ball yellow)."""
+    r, g, b = (shot[..., i].astype(int) for i in range(3))
+    blue = (b > 120) & (b - r > 80) & (b > g)
+    xs = np.nonzero(blue)[1]
+    assert len(xs) > 50, "the glider is not in the picture"
+    return float(xs.mean())
+
+
+@pytest.mark.slow  # ~15 s
+@pytest.mark.viewer
+def test_viewer_frames_show_the_bodies_of_the_time_they_are_labelled_with(tmp_path, xvfb_display):
+    """Screenshots of the viewer's screen during playback: each shows one record whole, the
+    bodies and the time label of the same record (a frame drawn at once,
+    ``Engine.drawn_at_once``; before, a frame showed bodies moved in part and the label of
+    another record). Without reading the label: frames whose labels are the same pixels show
+    the glider at the same place, frames with different labels at different places, in the
+    order of the run, and at least three records are seen."""
+    from PIL import ImageGrab
+
+    path = tmp_path / "glide.h5"
+    scene = scene_from_dict(GLIDE)
+    write_trajectory(path, run_scene(scene), scene_json=scene_to_json(scene))
+    env = cli_env()
+    env["DISPLAY"] = xvfb_display
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", "replay", path, "--no-hold"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]
+        assert "playing (the first frame is shown)" in lines[1], (lines, proc.stderr.read())
+        seen: list[tuple[bytes, float]] = []  # (label pixels, glider x) of each frame
+        while proc.poll() is None:
+            shot = np.asarray(ImageGrab.grab(xdisplay=xvfb_display).convert("RGB"))
+            label = np.all(shot < LABEL_DARKNESS, axis=2)
+            # a frame is on show (before the first one, no label; once the window is closed,
+            # the screen is black)
+            if 0 < label.mean() < LABEL_AREA:
+                seen.append((np.packbits(label).tobytes(), _glider_x(shot)))
+            time.sleep(0.1)
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    labels: dict[bytes, list[float]] = {}
+    for label, x in seen:
+        labels.setdefault(label, []).append(x)
+    assert len(labels) >= 3, f"{len(labels)} records seen in {len(seen)} screenshots"
+    for xs in labels.values():  # one label, one place of the glider
+        assert max(xs) - min(xs) < 1.0, xs
+    places = [xs[0] for xs in labels.values()]  # in the order they were first seen
+    steps = np.diff(places)
+    assert np.all(np.abs(steps) > 5.0) and (np.all(steps > 0) or np.all(steps < 0)), places

@@ -33,6 +33,7 @@ from scipy.spatial.transform import Rotation
 
 from workbench.errors import SceneError, WorkbenchError
 from workbench.replay.camera import Camera
+from workbench.replay.framing import FRAME_FILL
 from workbench.replay.web.visuals import BodyVisual, body_visuals
 from workbench.scene.fields import PARAMETERS_GROUP
 from workbench.scene.model import Scene
@@ -65,6 +66,8 @@ def write_replay_page(
     *,
     camera: Camera,
     title: str = "",
+    caption: str = "",
+    frame: tuple | None = None,
     reverse: bool = False,
     speed: float = 1.0,
 ) -> Path:
@@ -88,7 +91,17 @@ def write_replay_page(
     camera : Camera
         The initial view (the page's camera is the same perspective camera, z up).
     title : str
-        Shown on the page and as its title (default: the scene's description, else "replay").
+        Shown on the page and as its title (default: the scene's description, else "replay";
+        :func:`~workbench.replay.web.caption.page_title` says what the run is).
+    caption : str
+        Shown under the title (:func:`~workbench.replay.web.caption.page_caption`: the
+        resolved parameters, the run shown).
+    frame : (lo, hi), optional
+        Corners (3,), m, of the box the camera is fitted to: the page fits it at its canvas's
+        own aspect, as :func:`~workbench.replay.framing.frame_camera` does (the box within
+        :data:`~workbench.replay.framing.FRAME_FILL` of the half-width or half-height), from
+        ``camera``'s view, and again when the canvas changes size until the user moves the
+        camera. None: ``camera`` as given (a camera the user set).
     reverse : bool
         Start at the last record, playing backwards in time.
     speed : float
@@ -110,7 +123,16 @@ def write_replay_page(
     out = Path(path)
     if not out.parent.is_dir():
         raise WorkbenchError(f"{out}: folder {out.parent} does not exist")
-    data = page_data(scene, runs, camera=camera, title=title, reverse=reverse, speed=speed)
+    data = page_data(
+        scene,
+        runs,
+        camera=camera,
+        title=title,
+        caption=caption,
+        frame=frame,
+        reverse=reverse,
+        speed=speed,
+    )
     assets = resources.files("workbench.replay.web") / "assets"
     template = (assets / "page.html").read_text(encoding="utf-8")
     parts = (
@@ -138,6 +160,8 @@ def page_data(
     *,
     camera: Camera,
     title: str = "",
+    caption: str = "",
+    frame: tuple | None = None,
     reverse: bool = False,
     speed: float = 1.0,
 ) -> dict:
@@ -191,6 +215,9 @@ def page_data(
     radius = max(0.5 * float(np.linalg.norm(hi - lo)), _MIN_RADIUS)
     return {
         "title": title or scene.description or "replay",
+        "caption": caption,
+        "frame": _frame_data(frame),
+        "fill": FRAME_FILL,
         "reverse": bool(reverse),
         "speed": speed,
         "fps": MAX_FPS,
@@ -212,6 +239,23 @@ def page_data(
 
 
 # ------------------------------------------------------------------------------------ helpers
+def _frame_data(frame) -> dict | None:
+    """``{"lo": [...], "hi": [...]}`` of a framed box, or None; a WorkbenchError unless its
+    corners are finite and ordered."""
+    if frame is None:
+        return None
+    lo, hi = (np.asarray(c, dtype=float).reshape(-1) for c in frame)
+    if (
+        lo.shape != (3,)
+        or hi.shape != (3,)
+        or not (np.all(np.isfinite([lo, hi])) and np.all(lo <= hi))
+    ):
+        raise WorkbenchError(
+            f"frame must be two corners (lo, hi) of 3 finite numbers, lo <= hi; got {frame!r}"
+        )
+    return {"lo": lo.tolist(), "hi": hi.tolist()}
+
+
 def _realized_scene(scene: Scene, traj: Trajectory) -> Scene:
     """The scene re-resolved with the scene parameters a realization sampled, if any."""
     prefix = PARAMETERS_GROUP + "/"

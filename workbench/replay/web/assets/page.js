@@ -1,6 +1,8 @@
 // The replay page's script (Rigid Workbench, workbench/web/page.py writes the data it reads).
 //
-// DATA (the JSON in #wb-data): camera (eye, target, fov, near, far; z up), bounds (centre,
+// DATA (the JSON in #wb-data): title, caption, camera (eye, target, fov, near, far; z up), frame
+// (lo, hi: the box the camera is fitted to at the canvas's own aspect, or null for a camera the
+// user set), fill (the share of the canvas's half-width or half-height the box reaches), bounds (centre,
 // radius) of what moves, worlds (per body the parts drawn in its body frame: kind, size, colour
 // sRGB, offset, rotation, mesh index), meshes (float32 vertices, uint32 faces, base64), runs
 // (label, world, times float64, first pose of every body (n x 7: origin xyz, quaternion xyzw),
@@ -55,12 +57,16 @@
   const hash = parseHash();
   if (hash.ui === "0") document.body.classList.add("noui");
   document.getElementById("title").textContent = DATA.title;
+  document.getElementById("caption").textContent = DATA.caption || "";
+  document.getElementById("caption").title = DATA.caption || ""; // whole, when cut short
 
   // ---------------------------------------------------------------- renderer, camera, lights
+  // the canvas fills #view, the space the panels above and below leave
   const view = document.getElementById("view");
+  const viewSize = () => [Math.max(1, view.clientWidth), Math.max(1, view.clientHeight)];
   const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   renderer.setPixelRatio(window.devicePixelRatio || 1);
-  renderer.setSize(window.innerWidth, window.innerHeight);
+  renderer.setSize(...viewSize());
   renderer.shadowMap.enabled = true;
   renderer.shadowMap.type = THREE.PCFShadowMap; // soft PCF was removed in r18x
   view.appendChild(renderer.domElement);
@@ -69,13 +75,59 @@
   scene.background = srgb([0.93, 0.94, 0.955]);
 
   const C = DATA.camera;
-  const camera = new THREE.PerspectiveCamera(C.fov, window.innerWidth / window.innerHeight, C.near, C.far);
+  const [w0, h0] = viewSize();
+  const camera = new THREE.PerspectiveCamera(C.fov, w0 / h0, C.near, C.far);
   camera.up.set(0, 0, 1); // z up; the view equals PyBullet's (its up() is z tilted by the pitch)
   camera.position.fromArray(C.eye);
   const controls = new THREE.OrbitControls(camera, renderer.domElement);
   controls.target.fromArray(C.target);
   camera.lookAt(controls.target);
   controls.update();
+
+  // The camera the page starts from, fitted to the canvas as it is (workbench/replay/framing.py
+  // _fit_box, the same rule): from the view of DATA.camera, the nearest distance at which the
+  // 8 corners of DATA.frame project within DATA.fill of the half-width and half-height, the
+  // projected box centred. Refitted when the canvas changes size, until the user moves the camera.
+  let userMoved = false;
+  function fitCamera() {
+    if (!DATA.frame || userMoved) return;
+    const lo = DATA.frame.lo, hi = DATA.frame.hi;
+    const corners = [];
+    for (const x of [lo[0], hi[0]]) for (const y of [lo[1], hi[1]]) for (const z of [lo[2], hi[2]]) corners.push(new THREE.Vector3(x, y, z));
+    const back = new THREE.Vector3().fromArray(C.eye).sub(new THREE.Vector3().fromArray(C.target)).normalize();
+    const right = new THREE.Vector3(0, 0, 1).cross(back).normalize();
+    const up = back.clone().cross(right);
+    const tanV = Math.tan((C.fov * Math.PI) / 360);
+    const limX = DATA.fill * tanV * camera.aspect, limY = DATA.fill * tanV;
+    const target = new THREE.Vector3().fromArray(lo).add(new THREE.Vector3().fromArray(hi)).multiplyScalar(0.5);
+    const rel = new THREE.Vector3();
+    let d = 0;
+    for (let round = 0; round <= 4; round++) {
+      d = -Infinity;
+      for (const c of corners) {
+        rel.copy(c).sub(target);
+        d = Math.max(d, rel.dot(back) + Math.max(Math.abs(rel.dot(right)) / limX, Math.abs(rel.dot(up)) / limY));
+      }
+      if (round === 4) break;
+      let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+      for (const c of corners) { // image units: -1..1 across the half-width and half-height
+        rel.copy(c).sub(target);
+        const depth = d - rel.dot(back);
+        const x = rel.dot(right) / (depth * tanV * camera.aspect), y = rel.dot(up) / (depth * tanV);
+        x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+      }
+      target.addScaledVector(right, (d * tanV * camera.aspect * (x0 + x1)) / 2);
+      target.addScaledVector(up, (d * tanV * (y0 + y1)) / 2);
+    }
+    controls.target.copy(target);
+    camera.position.copy(target).addScaledVector(back, d);
+    camera.near = d / 100;
+    camera.far = d * 100;
+    camera.lookAt(target);
+    camera.updateProjectionMatrix();
+    controls.update();
+  }
+  fitCamera();
 
   const centre = new THREE.Vector3().fromArray(DATA.bounds.centre);
   const R = DATA.bounds.radius;
@@ -377,12 +429,18 @@
   speedSelect.addEventListener("change", () => { speed = Number(speedSelect.value); });
   runSelect.addEventListener("change", () => { setRun(runSelect.value); });
   controls.addEventListener("change", () => { dirty = true; });
-  window.addEventListener("resize", function () {
-    camera.aspect = window.innerWidth / window.innerHeight;
+  controls.addEventListener("start", () => { userMoved = true; });
+  function resized() {
+    const [w, h] = viewSize();
+    camera.aspect = w / h;
     camera.updateProjectionMatrix();
-    renderer.setSize(window.innerWidth, window.innerHeight);
+    renderer.setSize(w, h);
+    fitCamera();
     dirty = true;
-  });
+  }
+  window.addEventListener("resize", resized);
+  if (window.ResizeObserver) new ResizeObserver(resized).observe(view);
+  el("help").addEventListener("click", () => { el("hint").hidden = !el("hint").hidden; resized(); });
   window.addEventListener("keydown", function (ev) {
     if (ev.target instanceof HTMLSelectElement || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.key === " ") togglePlay();
