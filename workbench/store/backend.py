@@ -452,7 +452,7 @@ class Store(ABC):
                 yield np.asarray(ds[(slice(start, stop), *tail)], dtype=np.float64)[keep]
 
     def iter_time_windows(
-        self, name: str, max_bytes: int | None = None
+        self, name: str, max_bytes: int | None = None, *, rows: np.ndarray | None = None
     ) -> Iterator[tuple[slice, np.ndarray]]:
         """Stream a per-record dataset by windows of records, every completed realization at once:
         what per-record statistics over realizations (means, quantiles) need, in bounded memory.
@@ -464,6 +464,10 @@ class Store(ABC):
         max_bytes : int, optional
             Bytes of one window (at least one record is read whatever the size); default
             :data:`WINDOW_BYTES`.
+        rows : ndarray of bool, shape (n_realizations,), optional
+            Realizations to read (those not completed never are); all completed by default.
+            A reader of a file another process is writing passes the rows it read before, so
+            that every window holds the same realizations.
 
         Yields
         ------
@@ -474,7 +478,7 @@ class Store(ABC):
         """
         ds = self._existing(name)
         max_bytes = WINDOW_BYTES if max_bytes is None else max_bytes
-        done = self.completed
+        done = self.completed if rows is None else self.completed & np.asarray(rows, bool)
         n_done = int(done.sum())
         nt = self._schema.n_times
         per_record = max(1, n_done) * int(np.prod(ds.shape[2:], dtype=np.int64)) * 8

@@ -13,7 +13,9 @@ temporary name and moved onto ``FILE`` with :func:`os.replace` (``TrajectoryStor
 not stop a second writer from replacing the file under a driver that is resuming it. Why
 ``flock``: the kernel releases it when its holder dies, SIGKILL included, so a killed driver never
 leaves a stale lock (the sidecar file may stay; a lock on it is free until someone holds it).
-Readers take no lock.
+Readers take no lock; a reader that fails on a file another process writes (HDF5 keeps no
+reader's view consistent with a writer's) says so, naming the writer (:func:`busy_error`),
+rather than calling the file damaged.
 
 A disk without a free byte (``ENOSPC`` writing the pid, or making the file) is the promised one
 line (:class:`~workbench.store.failures.StoreWriteError`, "disk full while writing FILE: nothing
@@ -31,7 +33,7 @@ from pathlib import Path
 from workbench.errors import StoreError
 from workbench.store.failures import StoreWriteError, is_disk_full
 
-__all__ = ["OutputLock", "lock_path", "output_lock"]
+__all__ = ["OutputLock", "busy_error", "lock_path", "output_lock", "writer_of"]
 
 
 def lock_path(path: str | os.PathLike) -> Path:
@@ -153,3 +155,37 @@ def _read_pid(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def writer_of(path: str | os.PathLike) -> int | None:
+    """The pid of the live workbench process writing ``path``, or None.
+
+    Read from the sidecar without taking its lock (a reader must never make a starting writer
+    fail): its pid, if that process is alive. A writer that ended released its lock and removed
+    the sidecar; a killed one left a sidecar naming a dead pid.
+    """
+    try:
+        pid = int(lock_path(path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    return pid
+
+
+def busy_error(path: str | os.PathLike) -> StoreError | None:
+    """The one line for a read of ``path`` that failed while another process writes it (None
+    when nobody does: the failure is then the file's own)."""
+    pid = writer_of(path)
+    if pid is None:
+        return None
+    return StoreError(
+        f"{path}: being written by another workbench process (pid {pid}, lock "
+        f"{lock_path(path)}); read it when that process has ended"
+    )
