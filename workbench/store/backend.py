@@ -327,11 +327,26 @@ class Store(ABC):
                 f"{self._path}: dataset /recorded[{i}] = {n}, expected 0..{self._schema.n_times} "
                 "(the records of /time); the file is damaged"
             )
+        self._check_recorded(i, n)
         traj = self._schema.trajectory(
             n, row, self._string("status", i), self._string("message", i)
         )
         self._check_states(i, traj)
         return traj
+
+    def _check_recorded(self, i: int, n: int) -> None:
+        """Refuse a ``recorded`` below the records present: a run fills the records after its
+        last with NaN, so a value at record ``n`` means ``recorded`` was cut (issue 39: edited to
+        0 or 1, it was read as a run of one record). One record of one body read."""
+        if n >= self._schema.n_times or self._schema.n_bodies == 0:
+            return
+        after = np.asarray(self._dataset("states/position")[i, n], dtype=np.float64)
+        if not np.isnan(after).all():
+            raise StoreError(
+                f"{self._path}: dataset /recorded[{i}] = {n}, but record {n} of "
+                f"/states/position holds values (a run stores NaN after its last record); "
+                "the file is damaged"
+            )
 
     def _check_states(self, i: int, traj: Trajectory) -> None:
         """Refuse recorded states that no run stores: non-finite values (a run stops before
