@@ -32,6 +32,7 @@ from workbench.cli.common import (
     add_verify_arguments,
     add_workers_arguments,
     check_positive,
+    hold_output_lock,
     load_scene_arguments,
     parse_overrides,
     parse_verify_tolerance,
@@ -303,6 +304,7 @@ def cmd_reverse(args) -> int:
         **({"sample_heading": args.heading} if args.samples is not None else {}),
     }
     out = Path(args.output or f"{path.stem}_reverse.h5")
+    hold_output_lock(args, out)
     if args.samples is not None:
         if resolved.draws:
             options["hints"] = []  # each run draws its own

@@ -21,6 +21,7 @@ from workbench.cli.common import (
     check_output,
     check_positive,
     check_seed,
+    hold_output_lock,
     parse_overrides,
     progress_bar,
     resolve_workers,
@@ -140,6 +141,7 @@ def cmd_sensitivity(args) -> int:
     out = Path(args.file or f"{path.stem}_sensitivity.h5")
     if not args.resume:
         check_output(out)
+    hold_output_lock(args, out)  # the analysis writes after run_ensemble, which takes it too
     try:
         with progress_bar(0, "realizations", delay=0.0, quiet=args.quiet) as advance:
             result = run_sensitivity(

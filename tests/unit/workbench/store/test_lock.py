@@ -31,10 +31,10 @@ def workbench(*args) -> tuple[int, str, str]:
 )
 def test_a_file_being_written_refuses_a_writer_of_any_kind(tmp_path, command):
     out = tmp_path / "x.h5"
-    with output_lock(out):  # what the other writer (ensemble or run) holds while it works
+    with _writer(out, open_it=False) as pid:  # what the other writer (ensemble or run) holds
         rc, _, err = workbench(*command, "-o", out)
     assert rc == 2, err
-    assert f"in use by another workbench process (pid {os.getpid()}" in err
+    assert f"in use by another workbench process (pid {pid}" in err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
 
@@ -166,3 +166,52 @@ def test_a_killed_writers_lock_file_names_nobody(ensemble_file):
     lock_path(ensemble_file).write_text(f"{dead.pid}\n")  # as a SIGKILLed driver leaves it
     rc, _, err = workbench("stats", ensemble_file)
     assert rc == 2 and "the file is damaged" in err and "being written" not in err, err
+
+
+# -- one lock for every command that writes an output file (issue 39) ---------------------------
+
+WRITERS = {
+    "reverse": ["reverse", "markov_block", "--duration", "0.1", "-q", "-o", "{out}"],
+    "pasts": ["pasts", "markov_block", "-n", "1", "--duration", "0.5", "-o", "{out}"],
+    "markov train": ["markov", "train", "markov_block", "-n", "1", "-o", "{out}"],
+    "markov compare": ["markov", "compare", "markov_block", "--table", "markov_block"]
+    + ["-n", "2", "-q", "-o", "{out}"],
+    "sensitivity": ["sensitivity", "sliding_block_random", "-n", "8", "-q", "-o", "{out}"],
+    "infer": ["infer", "falling_object_example1", "-o", "{out}"],
+    "design": ["design", "falling_object_example1", "-o", "{out}"],
+    "inverse": ["inverse", "du_impact_analytic", "-q", "-o", "{out}"],
+    "replay": ["replay", "{run}", "--html", "{out}"],
+}
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "falling.h5"
+    rc, _, err = workbench("run", "falling_object", "-q", "--duration", "0.1", "-o", out)
+    assert rc == 0, err
+    return out
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_every_writer_is_refused_while_another_process_writes_its_output(
+    tmp_path, run_file, command
+):
+    """Was: only ``run`` and ``ensemble`` took the lock; these wrote over a file another
+    command was writing."""
+    out = tmp_path / "out"
+    args = [a.format(out=out, run=run_file) for a in WRITERS[command]]
+    with _writer(out, open_it=False) as pid:
+        rc, _, err = workbench(*args)
+    assert rc == 2, err
+    assert f"{out}: in use by another workbench process (pid {pid}" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_a_command_and_the_library_it_calls_share_the_lock(tmp_path):
+    """``sensitivity`` holds the lock of its file and calls ``run_ensemble``, which takes it
+    again: within one process the lock is counted, and released by its last holder."""
+    out = tmp_path / "x.h5"
+    with output_lock(out), output_lock(out):
+        assert lock_path(out).exists()
+    assert not lock_path(out).exists()
