@@ -187,7 +187,9 @@ def dataset_summaries(group: h5py.Group, prefix: str = "/") -> dict[str, Any]:
     except (*H5_READ_ERRORS, KeyError) as exc:
         return {prefix: {"unreadable": str(exc)}}
     for name in names:
-        path = prefix + name
+        # h5py gives a name that is not UTF-8 (a damaged link) as bytes: shown escaped
+        shown = name.decode("utf-8", "backslashreplace") if isinstance(name, bytes) else name
+        path = prefix + shown
         try:
             obj = group[name]
         except (*H5_READ_ERRORS, KeyError) as exc:
