@@ -135,6 +135,7 @@ def scene_from_json(text: str, source: str = "<stored scene>") -> Scene:
     try:
         doc = json.loads(text)
         data, base_dir = doc["scene"], doc.get("base_dir")
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate ("\udc8b")
     except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: nested 1000 deep
         raise SceneError(source, "scene_json", "a scene stored by this workbench") from None
     try:

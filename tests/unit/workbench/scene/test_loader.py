@@ -24,3 +24,13 @@ def test_a_damaged_stored_scene_names_the_file_read():
 def test_a_stored_scene_reads_back():
     scene = load_scene(SCENES / "reverse_landing.yaml")
     assert scene_from_json(scene_to_json(scene), source="x.h5") == scene
+
+
+def test_a_stored_scene_with_a_lone_surrogate_is_one_line():
+    """Was a UnicodeEncodeError traceback from pydantic's message (fuzz seed 39, case 19): a
+    flipped byte in a damaged file's scene_json made a key "s\\udc8b..."."""
+    text = scene_to_json(load_scene(SCENES / "reverse_landing.yaml"))
+    damaged = text.replace('"shape"', '"s\\udc8bape"', 1)
+    with pytest.raises(SceneError) as err:
+        scene_from_json(damaged, source="damaged.h5")
+    assert str(err.value) == "damaged.h5: scene_json: a scene stored by this workbench"
