@@ -282,6 +282,10 @@ def check_output(path: str | Path | None, *, folder: bool = False) -> None:
     if path is None:
         return
     path = Path(path)
+    try:
+        path.exists()
+    except OSError as exc:  # a name the system cannot take (ENAMETOOLONG)
+        raise StoreError(f"{path}: not a usable file name ({exc.strerror})") from None
     if folder:
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path}: is a file, expected a folder")

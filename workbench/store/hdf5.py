@@ -477,7 +477,11 @@ class TrajectoryStore(Store):
         path = Path(path)
         if mode not in ("r", "r+"):
             raise StoreError(f"mode must be 'r' or 'r+', got {mode!r}")
-        if not path.exists():
+        try:
+            found = path.exists()
+        except OSError as exc:  # a name the system cannot take (ENAMETOOLONG)
+            raise StoreError(f"{path}: not a usable file name ({exc.strerror})") from None
+        if not found:
             raise busy_error(path) or StoreError(f"{path}: no such file")  # or not yet moved here
         if not path.is_file():
             raise StoreError(f"{path}: not a file")
