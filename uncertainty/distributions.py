@@ -113,7 +113,7 @@ def make_distribution(spec: Mapping):
         known = ", ".join(DISTRIBUTIONS)
         raise UncertaintyError(f"dist: missing; expected one of {known}", "dist")
     dist = spec["dist"]
-    if dist not in DISTRIBUTIONS:
+    if not isinstance(dist, str) or dist not in DISTRIBUTIONS:  # a list is no name (unhashable)
         near = difflib.get_close_matches(str(dist), list(DISTRIBUTIONS), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else ""
         known = ", ".join(DISTRIBUTIONS)

@@ -52,6 +52,7 @@ This module is pure (no PyBullet); :func:`load_hints` reports bad files in one l
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,7 +122,9 @@ def _unit(source, where, value) -> np.ndarray:
 
 
 def _number(source, where, value, *, positive=False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+    # np.isfinite fails on an int beyond float's range (YAML's 1000000000000000000000000000000)
+    finite = isinstance(value, int | float) and abs(value) <= sys.float_info.max  # NaN: False
+    if isinstance(value, bool) or not finite:
         raise SceneError(source, where, f"expected a number, got {value!r}")
     if value < 0 or (positive and value == 0):
         raise SceneError(

@@ -158,18 +158,21 @@ def _args(vA0, vB0, e, mu, mA, mB, h, theta):
 
 def _kinematics(a, b, e, mu, mA, mB, h, th, g):
     """Intermediate quantities of Eq. (36)-(43) (with the corrections of the module docstring)."""
-    M = mA + mB
-    C, S = np.cos(th), np.sin(th)
-    vAx = ((mA - e * mB) * a * C - mB * (1.0 + e) * b) / M  # Eq. (36)
-    vAy = a * S  # Eq. (37)
-    vB = vAx + e * (a * C + b)  # Eq. (39)
-    D = S + mu * C
-    w = np.abs(vAx)
-    p = w * C - vAy * S  # v_A cos α with α = arctan(v_Ay/|v_Ax|) + θ, Eq. (42) corrected
-    q = w * S + vAy * C  # v_A sin α
-    r = np.sqrt(q * q + 2.0 * g * h)
-    t = 2.0 * h / (q + r)  # positive root of Eq. (43)
-    return M, C, S, vAx, vAy, vB, D, w, p, q, r, t
+    # inputs far outside the model's range (a spec's 1e30 m) give inf or NaN here, which the
+    # callers report as no solution: no RuntimeWarning on stderr beside that one line
+    with np.errstate(all="ignore"):
+        M = mA + mB
+        C, S = np.cos(th), np.sin(th)
+        vAx = ((mA - e * mB) * a * C - mB * (1.0 + e) * b) / M  # Eq. (36)
+        vAy = a * S  # Eq. (37)
+        vB = vAx + e * (a * C + b)  # Eq. (39)
+        D = S + mu * C
+        w = np.abs(vAx)
+        p = w * C - vAy * S  # v_A cos α with α = arctan(v_Ay/|v_Ax|) + θ, Eq. (42) corrected
+        q = w * S + vAy * C  # v_A sin α
+        r = np.sqrt(q * q + 2.0 * g * h)
+        t = 2.0 * h / (q + r)  # positive root of Eq. (43)
+        return M, C, S, vAx, vAy, vB, D, w, p, q, r, t
 
 
 def impact_distances(vA0, vB0, e, mu, mA=M_A, mB=M_B, h=H, theta=THETA, g=G) -> np.ndarray:

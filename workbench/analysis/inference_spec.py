@@ -466,8 +466,14 @@ def read_table(
     """
     line_of = line_of or (lambda loc: None)
     source = str(path)
-    if not path.is_file():
-        raise SpecError(spec, "data.file", f"{source}: file not found", line_of(("data", "file")))
+    try:
+        found = path.is_file()
+    except OSError as exc:  # a name too long for the system (ENAMETOOLONG), ...
+        found, why = False, exc.strerror
+    else:
+        why = "file not found"
+    if not found:
+        raise SpecError(spec, "data.file", f"{source}: {why}", line_of(("data", "file")))
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

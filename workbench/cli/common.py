@@ -43,6 +43,7 @@ __all__ = [
     "check_sampling_options",
     "interrupted",
     "check_output",
+    "hold_output_lock",
     "add_report_arguments",
     "write_report",
     "print_written",
@@ -325,6 +326,10 @@ def check_output(path: str | Path | None, *, folder: bool = False) -> None:
     if path is None:
         return
     path = Path(path)
+    try:
+        path.exists()
+    except OSError as exc:  # a name the system cannot take (ENAMETOOLONG)
+        raise StoreError(f"{path}: not a usable file name ({exc.strerror})") from None
     if folder:
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path}: is a file, expected a folder")
@@ -339,6 +344,27 @@ def check_output(path: str | Path | None, *, folder: bool = False) -> None:
             raise StoreError(f"{path}: directory {existing} does not exist")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise StoreError(f"{path}: directory {existing} is not writable")
+
+
+def hold_output_lock(args: argparse.Namespace, *paths: str | Path | None) -> None:
+    """Hold the one write lock of each output in ``paths`` (None: not asked for) until the
+    command ends (:func:`workbench.store.lock.output_lock`): another command writing one of them,
+    of any kind, is refused naming its pid, and this one refuses them. ``main`` releases it.
+    Call it once the output paths are known, before the work.
+
+    Raises
+    ------
+    StoreError
+        Another process writes one of ``paths``.
+    """
+    from workbench.store.lock import output_lock
+
+    held = getattr(args, "held_locks", None)
+    if held is None:
+        raise TypeError("hold_output_lock: the command was not started by workbench.cli.main")
+    for path in paths:
+        if path is not None:
+            held.enter_context(output_lock(path))
 
 
 def add_report_arguments(parser: argparse.ArgumentParser, plot_help: str) -> None:

@@ -22,6 +22,7 @@ from workbench.cli.common import (
     add_spec_arguments,
     check_output,
     check_seed,
+    hold_output_lock,
     parse_overrides,
     print_written,
     progress_bar,
@@ -168,3 +169,4 @@ def _check_report_arguments(args) -> None:
     check_seed(args.seed)
     check_output(args.output)
     check_output(args.plot, folder=True)
+    hold_output_lock(args, args.output, args.plot)

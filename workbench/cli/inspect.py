@@ -8,6 +8,7 @@ import argparse
 import json
 
 from reverse.runs.audit import summary_lines
+from workbench.errors import StoreError
 from workbench.store import describe
 
 __all__ = ["add_inspect_parser", "cmd_inspect"]
@@ -82,7 +83,13 @@ def _format_description(info: dict, verbose: bool = True) -> str:
     if attrs.get("time_reversed"):
         lines.append("  time reversed: a reverse run (its records go forward in time to the scene)")
     if attrs.get("audit"):  # reverse runs: the physical audit (reverse/runs/audit.py)
-        lines += ["  " + line for line in summary_lines(json.loads(attrs["audit"]))]
+        try:
+            lines += ["  " + line for line in summary_lines(json.loads(attrs["audit"]))]
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+            raise StoreError(
+                f"{info.get('path', '')}: attribute audit is not a reverse run's audit; the file "
+                "is damaged"
+            ) from None
     if "confirmed_share" in attrs:  # reverse runs: reverse/runs/confirm.py
         share = 100 * float(attrs["confirmed_share"])
         lines.append(

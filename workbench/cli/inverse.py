@@ -19,6 +19,7 @@ from workbench.cli.common import (
     check_output,
     check_positive,
     check_seed,
+    hold_output_lock,
     parse_overrides,
     progress_bar,
 )
@@ -97,6 +98,7 @@ def cmd_inverse(args) -> int:
     check_seed(args.seed)
     check_output(args.output)
     check_output(args.plot)
+    hold_output_lock(args, args.output, args.plot)
     try:
         spec = load_inverse_spec(find_spec(args.spec), dict(parse_overrides(args)))
         with progress_bar(0, "model calls", quiet=args.quiet) as advance:

@@ -11,6 +11,7 @@ and marked); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
@@ -133,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        # the output locks a command holds (common.hold_output_lock), released when it ends
+        with contextlib.ExitStack() as args.held_locks:
+            return int(args.func(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench {args.command}: {_one_line(exc)}", file=sys.stderr)
         # 2 for bad input; an error that stops a run part-way (a full disk: StoreWriteError)

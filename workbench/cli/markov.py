@@ -18,6 +18,7 @@ from workbench.cli.common import (
     check_count,
     check_positive,
     check_seed,
+    hold_output_lock,
     load_scene_arguments,
     progress_bar,
     seed_entropy,
@@ -260,6 +261,7 @@ def cmd_markov_train(args) -> int:
     out = Path(args.output or f"{path.stem}_markov.json")
     if not out.parent.is_dir():
         raise MarkovModelError(f"{out}: the directory {out.parent} does not exist")
+    hold_output_lock(args, out)
     sets = "".join(f" --set {s}" for s in args.overrides)
     kind = "" if args.kind == "plain" else f" --kind {args.kind}"  # plain: as before
     command = (
@@ -348,6 +350,7 @@ def cmd_markov_compare(args) -> int:
         raise SceneError("-o", "", f"{out} exists and is not a folder")
     if not out.parent.is_dir():
         raise SceneError("-o", "", f"the folder {out.parent} does not exist")
+    hold_output_lock(args, out)
     t0 = time.perf_counter()
     parts = 3 + int(args.conditioned)
     with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as advance:

@@ -25,6 +25,7 @@ from workbench.cli.common import (
     check_count,
     check_positive,
     check_seed,
+    hold_output_lock,
     load_scene_arguments,
     parse_verify_tolerance,
     progress_bar,
@@ -106,6 +107,8 @@ def cmd_pasts(args) -> int:
     check_count("--workers", args.workers, "worker")
     parse_verify_tolerance(args)
     check_count("--verify-budget", args.verify_budget, "PyBullet run")
+    # the file run_conditioned writes, held from before it computes
+    hold_output_lock(args, args.output or f"{path.stem}_pasts.h5")
     return run_conditioned(args, path, overrides, scene)
 
 

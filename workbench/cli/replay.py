@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.cli.common import check_output, progress_bar
+from workbench.cli.common import check_output, hold_output_lock, progress_bar
 from workbench.errors import WorkbenchError
 from workbench.replay.camera import Camera, parse_camera_option
 from workbench.replay.viewer import (
@@ -144,6 +144,7 @@ def cmd_replay(args) -> int:
     check_output(args.html)
     check_output(args.frames, folder=True)
     _refuse_a_scene(args.file)
+    hold_output_lock(args, args.video, args.html, args.frames)
     with TrajectoryStore.open(args.file) as store:
         scene = scene_from_json(store.attrs.get("scene_json", ""), source=args.file)
         attrs = dict(store.attrs)

@@ -43,6 +43,7 @@ from workbench.cli.common import (
     check_count,
     check_positive,
     check_seed,
+    hold_output_lock,
     load_scene_arguments,
     parse_overrides,
     parse_verify_tolerance,
@@ -314,6 +315,7 @@ def cmd_reverse(args) -> int:
         sample_heading=args.heading if args.samples is not None else None,
     )
     out = Path(args.output or f"{path.stem}_reverse.h5")
+    hold_output_lock(args, out)
     if args.samples is not None:
         if resolved.draws:
             options["hints"] = []  # each run draws its own

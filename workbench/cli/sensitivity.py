@@ -18,6 +18,7 @@ from workbench.cli.common import (
     add_scene_arguments,
     check_output,
     check_sampling_options,
+    hold_output_lock,
     interrupted,
     progress_bar,
     workers_value,
@@ -128,6 +129,7 @@ def cmd_sensitivity(args) -> int:
     out = Path(args.file or f"{path.stem}_sensitivity.h5")
     if not args.resume:
         check_output(out)
+    hold_output_lock(args, out)  # the analysis writes after run_ensemble, which takes it too
     try:
         with progress_bar(0, "realizations", delay=0.0, quiet=args.quiet) as advance:
             result = run_sensitivity(

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from workbench.analysis.validation import validate_files
-from workbench.cli.common import check_output
+from workbench.cli.common import check_output, hold_output_lock
 
 __all__ = ["add_validate_parser", "cmd_validate"]
 
@@ -88,6 +88,7 @@ def cmd_validate(args) -> int:
     """``workbench validate`` (the work is :func:`workbench.analysis.validation.validate_files`)."""
     check_output(args.output)
     check_output(args.plot)
+    hold_output_lock(args, args.output, args.plot)
     metrics = (
         ("instantaneous", "first_passage", "accumulated")
         if args.metric == "all"

@@ -41,6 +41,11 @@ LOCAL_SCHEDULER = "local"
 #: and a user who mistyped an address should hear so in seconds, not after distributed's 30 s.
 CONNECT_TIMEOUT_SECONDS = 10.0
 
+#: Most seconds the end of a Dask job waits for the results already on their way to the client
+#: (a probe's bool, a chunk of realizations: milliseconds on 127.0.0.1) before it closes the
+#: client; a client closed under a gather printed a ``CommClosedError`` traceback (issue 39).
+SETTLE_SECONDS = 10.0
+
 #: What a ``--scheduler`` address must look like (distributed's ``[protocol://]host:port``):
 #: checked before anything runs, so "notaurl" fails at once instead of after a connect timeout.
 _SCHEDULER_ADDRESS = re.compile(
@@ -261,6 +266,7 @@ class _dask_executor:
             raise WorkbenchError(
                 "--scheduler needs Dask: pip install 'rigid-workbench[dask]'"
             ) from None
+        self._executor = None
         try:
             _probe_scheduler(address)
             self.client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False)
@@ -269,14 +275,21 @@ class _dask_executor:
             raise WorkbenchError(f"--scheduler {address}: cannot connect ({reason})") from None
 
     def __enter__(self):
+        from workbench.ensemble.settling import SettlingExecutor
+
         # pure=False: tasks with equal arguments are distinct realizations, never merged
-        ex = self.client.get_executor(pure=False)
+        ex = self._executor = SettlingExecutor(self.client, pure=False)
         workers = self.client.scheduler_info().get("workers", {})
         ex.workbench_workers = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
         ex.workbench_dask = True  # its workers are up: registered, their preload imported
         return ex
 
     def __exit__(self, *exc):
+        # tasks still pending (a probe of Starting, whose answer nobody waits for) cancelled,
+        # results on their way let arrive: closed under a gather, the client printed a
+        # CommClosedError traceback after a successful run (issue 39, item 9)
+        if self._executor is not None:
+            self._executor.settle(SETTLE_SECONDS)
         self.client.close()
         return False
 

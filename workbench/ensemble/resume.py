@@ -179,9 +179,29 @@ def _first_difference(a, b, keys: tuple):
         return None
     if a == b and type(a) is type(b):
         return None
-    return keys, _short(a), _short(b)
+    return keys, *_shown(a, b)
 
 
-def _short(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+#: Characters of a value a refused resume shows, and of the common text kept before the first
+#: difference when it must cut: both values are cut at the same place, so the cut shows where
+#: they differ (issue 39: two long texts cut at 57 characters looked equal).
+SHOWN_CHARS = 60
+CONTEXT_CHARS = 20
+
+
+def _shown(a, b) -> tuple[str, str]:
+    """``a`` and ``b`` as text of at most about :data:`SHOWN_CHARS` characters each, cut alike
+    around the first character where they differ."""
+    ta, tb = (v if isinstance(v, str) else json.dumps(v) for v in (a, b))
+    if max(len(ta), len(tb)) <= SHOWN_CHARS:
+        return ta, tb
+    common = next(
+        (k for k, (x, y) in enumerate(zip(ta, tb, strict=False)) if x != y), min(len(ta), len(tb))
+    )
+    start = max(0, common - CONTEXT_CHARS)
+    stop = start + SHOWN_CHARS - 6  # room for the two "..."
+
+    def cut(text: str) -> str:
+        return ("..." if start else "") + text[start:stop] + ("..." if len(text) > stop else "")
+
+    return cut(ta), cut(tb)

@@ -50,8 +50,11 @@ def observer_statistics(
     if not 0.0 < p_c < 1.0:
         raise ValueError(f"the probability level must be in (0, 1), got {p_c}")
     time = np.asarray(store.schema.time, dtype=float)
+    # the realizations completed now, once: a driver writing the file completes more meanwhile
+    # (each pass over the data then read other rows: an IndexError, issue 39)
+    done = store.completed
     valid, energy = [], []
-    for block in store.iter_rows(name, BLOCK_REALIZATIONS):
+    for block in store.iter_rows(name, BLOCK_REALIZATIONS, rows=done):
         V = block if block.ndim == 3 else block[..., None]
         keep = np.all(np.isfinite(V), axis=tuple(range(1, V.ndim)))
         valid.append(keep)
@@ -62,7 +65,7 @@ def observer_statistics(
     energies = np.concatenate(energy)
     conv = np.sqrt(np.cumsum(energies) / np.arange(1, energies.shape[0] + 1))
     parts: dict[str, list[np.ndarray]] = {"mean": [], "lo": [], "hi": []}
-    for _, data in store.iter_time_windows(name):
+    for _, data in store.iter_time_windows(name, rows=done):
         V = data if data.ndim == 3 else data[..., None]
         V = V[keep]
         parts["mean"].append(V.mean(axis=0))

@@ -189,8 +189,11 @@ def _resolve(
         loader then reports as missing (the user's own path, not a name to look up).
     """
     p = Path(name)
-    if p.exists():
-        return p
+    try:
+        if p.exists():
+            return p
+    except OSError as exc:  # a name the system cannot take (ENAMETOOLONG)
+        raise error(str(name), "", f"not a usable file name ({exc.strerror})") from None
     if p.is_absolute() or p.parent not in (Path("."), Path(folder)):
         return p
     base = p.name

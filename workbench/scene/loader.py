@@ -135,6 +135,11 @@ def scene_from_json(text: str, source: str = "<stored scene>") -> Scene:
     try:
         doc = json.loads(text)
         data, base_dir = doc["scene"], doc.get("base_dir")
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate ("\udc8b")
     except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: nested 1000 deep
         raise SceneError(source, "scene_json", "a scene stored by this workbench") from None
-    return scene_from_dict(data, source=doc.get("source") or source, base_dir=base_dir)
+    try:
+        return scene_from_dict(data, source=doc.get("source") or source, base_dir=base_dir)
+    except SceneError as exc:
+        # the scene stored in a file (damaged, or of files since moved): the file read is named
+        raise SceneError(source, "scene_json", f"the stored scene is not valid ({exc})") from None

@@ -60,7 +60,11 @@ from workbench.scene.links import (
     tracked_joints,
     tracked_links,
 )
-from workbench.scene.parameters import apply_overrides, substitute_parameters
+from workbench.scene.parameters import (
+    apply_overrides,
+    referenced_parameters,
+    substitute_parameters,
+)
 from workbench.scene.random_inputs import (
     DISTRIBUTIONS,
     MAX_DISPERSION,
@@ -560,6 +564,7 @@ def scene_from_dict(
     values = {
         k: (random_params[k].nominal() if k in random_params else v) for k, v in params.items()
     }
+    _check_fixed_time_grid(data, random_params, source, line_of)
     body = {k: v for k, v in data.items() if k != "parameters"}
     resolved = substitute_parameters(body, values, source, line_of)
     resolved["parameters"] = values
@@ -568,6 +573,31 @@ def scene_from_dict(
     object.__setattr__(scene, "_raw", copy.deepcopy(data) if copy_data else data)
     object.__setattr__(scene, "_overrides", dict(overrides or {}))
     return scene
+
+
+#: The settings that fix a run's record times: the realizations of an ensemble share one ``/time``.
+TIME_GRID_SETTINGS = ("dt", "duration", "record_every")
+
+
+def _check_fixed_time_grid(data: dict, random_params: dict, source: str, line_of) -> None:
+    """Refuse a random parameter in a setting of :data:`TIME_GRID_SETTINGS` (issue 39, case 8):
+    each realization would record at its own times, which no store of an ensemble can hold, so
+    the scene is refused when it is read, naming the field, before anything is run or written."""
+    settings = data.get("settings")
+    if not random_params or not isinstance(settings, dict):
+        return
+    for field in TIME_GRID_SETTINGS:
+        for name in referenced_parameters(settings.get(field)):
+            if name in random_params:
+                loc = ("settings", field)
+                raise SceneError(
+                    source,
+                    format_loc(loc),
+                    f"refers to the random parameter '{name}'; expected a fixed value: the "
+                    f"realizations of an ensemble share their record times (fix it with --set "
+                    f"{name}=VALUE)",
+                    line_of(loc) if line_of else None,
+                )
 
 
 def _validate(data, source, base_dir, source_text, line_of=None) -> Scene:

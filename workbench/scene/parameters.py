@@ -13,7 +13,7 @@ from typing import Any
 from workbench.errors import SceneError
 from workbench.scene.fields import did_you_mean, format_loc
 
-__all__ = ["substitute_parameters", "apply_overrides"]
+__all__ = ["substitute_parameters", "apply_overrides", "referenced_parameters"]
 
 _PARAM_REF = re.compile(r"\$\{([^}]*)\}")
 
@@ -104,6 +104,11 @@ def substitute_parameters(
         return node
 
     return walk(data, ())
+
+
+def referenced_parameters(value: Any) -> list[str]:
+    """The parameter names ``value`` refers to as ``${name}``, in order (none unless a string)."""
+    return _PARAM_REF.findall(value) if isinstance(value, str) else []
 
 
 def apply_overrides(

@@ -327,11 +327,26 @@ class Store(ABC):
                 f"{self._path}: dataset /recorded[{i}] = {n}, expected 0..{self._schema.n_times} "
                 "(the records of /time); the file is damaged"
             )
+        self._check_recorded(i, n)
         traj = self._schema.trajectory(
             n, row, self._string("status", i), self._string("message", i)
         )
         self._check_states(i, traj)
         return traj
+
+    def _check_recorded(self, i: int, n: int) -> None:
+        """Refuse a ``recorded`` below the records present: a run fills the records after its
+        last with NaN, so a value at record ``n`` means ``recorded`` was cut (issue 39: edited to
+        0 or 1, it was read as a run of one record). One record of one body read."""
+        if n >= self._schema.n_times or self._schema.n_bodies == 0:
+            return
+        after = np.asarray(self._dataset("states/position")[i, n], dtype=np.float64)
+        if not np.isnan(after).all():
+            raise StoreError(
+                f"{self._path}: dataset /recorded[{i}] = {n}, but record {n} of "
+                f"/states/position holds values (a run stores NaN after its last record); "
+                "the file is damaged"
+            )
 
     def _check_states(self, i: int, traj: Trajectory) -> None:
         """Refuse recorded states that no run stores: non-finite values (a run stops before
@@ -452,7 +467,7 @@ class Store(ABC):
                 yield np.asarray(ds[(slice(start, stop), *tail)], dtype=np.float64)[keep]
 
     def iter_time_windows(
-        self, name: str, max_bytes: int | None = None
+        self, name: str, max_bytes: int | None = None, *, rows: np.ndarray | None = None
     ) -> Iterator[tuple[slice, np.ndarray]]:
         """Stream a per-record dataset by windows of records, every completed realization at once:
         what per-record statistics over realizations (means, quantiles) need, in bounded memory.
@@ -464,6 +479,10 @@ class Store(ABC):
         max_bytes : int, optional
             Bytes of one window (at least one record is read whatever the size); default
             :data:`WINDOW_BYTES`.
+        rows : ndarray of bool, shape (n_realizations,), optional
+            Realizations to read (those not completed never are); all completed by default.
+            A reader of a file another process is writing passes the rows it read before, so
+            that every window holds the same realizations.
 
         Yields
         ------
@@ -474,7 +493,7 @@ class Store(ABC):
         """
         ds = self._existing(name)
         max_bytes = WINDOW_BYTES if max_bytes is None else max_bytes
-        done = self.completed
+        done = self.completed if rows is None else self.completed & np.asarray(rows, bool)
         n_done = int(done.sum())
         nt = self._schema.n_times
         per_record = max(1, n_done) * int(np.prod(ds.shape[2:], dtype=np.int64)) * 8

@@ -98,6 +98,7 @@ from workbench.store.failures import (
     is_disk_full,
 )
 from workbench.store.links import init_links, links_from_file
+from workbench.store.lock import busy_error
 from workbench.store.reading import (
     CheckedDataset,
     check_layout,
@@ -469,13 +470,19 @@ class TrajectoryStore(Store):
         Raises
         ------
         StoreError
-            The file is missing, not HDF5, of another format version, or lacks a dataset.
+            The file is missing, not HDF5, of another format version, or lacks a dataset; one
+            that another workbench process writes (:func:`~workbench.store.lock.busy_error`)
+            says so, naming the writer, rather than missing or damaged.
         """
         path = Path(path)
         if mode not in ("r", "r+"):
             raise StoreError(f"mode must be 'r' or 'r+', got {mode!r}")
-        if not path.exists():
-            raise StoreError(f"{path}: no such file")
+        try:
+            found = path.exists()
+        except OSError as exc:  # a name the system cannot take (ENAMETOOLONG)
+            raise StoreError(f"{path}: not a usable file name ({exc.strerror})") from None
+        if not found:
+            raise busy_error(path) or StoreError(f"{path}: no such file")  # or not yet moved here
         if not path.is_file():
             raise StoreError(f"{path}: not a file")
         if not h5py.is_hdf5(path):
@@ -494,7 +501,7 @@ class TrajectoryStore(Store):
                 # once, so the cache saved nothing; chunks land in the same order and bytes.
                 f = h5py.File(path, mode, rdcc_nbytes=0)
         except OSError as exc:
-            raise StoreError(f"{path}: cannot open HDF5 file ({exc})") from None
+            raise busy_error(path) or StoreError(f"{path}: cannot open HDF5 file ({exc})") from None
         try:
             version = f.attrs.get("format_version")
             if version is None:
@@ -512,11 +519,12 @@ class TrajectoryStore(Store):
         except StoreError as exc:
             f.close()
             if str(path) not in str(exc):  # the schema's own checks do not know the file
-                raise StoreError(f"{path}: damaged store, {exc}") from None
-            raise
+                exc = StoreError(f"{path}: damaged store, {exc}")
+            raise busy_error(path) or exc from None  # a writer's file: not damaged, unfinished
         except Exception as exc:
             f.close()
-            raise StoreError(f"{path}: damaged store ({type(exc).__name__}: {exc})") from None
+            why = f"{type(exc).__name__}: {exc}"
+            raise busy_error(path) or StoreError(f"{path}: damaged store ({why})") from None
         return store
 
     # -- primitives of Store ----------------------------------------------------------------

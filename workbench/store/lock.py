@@ -1,8 +1,9 @@
 """An advisory lock on an output file: one writer at a time, whatever the command.
 
-Every command that writes an output file (``run``, ``ensemble``, ``sensitivity``; the reverse,
-pasts and Markov writers are to call it too) holds :func:`output_lock` on the file from before it
-computes until it has written, so two writers never share a path: ``workbench run -o X`` while
+Every command that writes an output file (``run``, ``ensemble``, ``sensitivity``, ``reverse``,
+``pasts``, ``markov train``/``compare``, ``infer``, ``design``, ``inverse``, ``validate``,
+``replay``: :func:`workbench.cli.common.hold_output_lock`) holds :func:`output_lock` on the file
+until it has written, so two writers never share a path: ``workbench run -o X`` while
 ``workbench ensemble -o X`` writes X is refused, naming the holder (issue 39, case 7; HDF5's own
 rule is that one process writes a file).
 
@@ -13,7 +14,9 @@ temporary name and moved onto ``FILE`` with :func:`os.replace` (``TrajectoryStor
 not stop a second writer from replacing the file under a driver that is resuming it. Why
 ``flock``: the kernel releases it when its holder dies, SIGKILL included, so a killed driver never
 leaves a stale lock (the sidecar file may stay; a lock on it is free until someone holds it).
-Readers take no lock.
+Readers take no lock; a reader that fails on a file another process writes (HDF5 keeps no
+reader's view consistent with a writer's) says so, naming the writer (:func:`busy_error`),
+rather than calling the file damaged.
 
 A disk without a free byte (``ENOSPC`` writing the pid, or making the file) is the promised one
 line (:class:`~workbench.store.failures.StoreWriteError`, "disk full while writing FILE: nothing
@@ -25,13 +28,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from workbench.errors import StoreError
 from workbench.store.failures import StoreWriteError, is_disk_full
 
-__all__ = ["OutputLock", "lock_path", "output_lock"]
+__all__ = ["OutputLock", "busy_error", "lock_path", "output_lock", "writer_of"]
 
 
 def lock_path(path: str | os.PathLike) -> Path:
@@ -40,8 +44,18 @@ def lock_path(path: str | os.PathLike) -> Path:
     return path.with_name(path.name + ".lock")
 
 
+#: The locks this process holds: (pid, lock file) -> [fd, holders]. A command holds the lock of
+#: its output for all its work and the library function it calls takes it again (``workbench
+#: sensitivity`` around :func:`~workbench.ensemble.run.run_ensemble`): within one process the
+#: lock is counted, not taken twice (a second ``flock`` on a new descriptor would refuse its own
+#: process). The pid keeps a forked child from counting its parent's locks as its own.
+_HELD: dict[tuple[int, str], list[int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
 class OutputLock:
-    """Hold the write lock of an output file (a context manager; not reentrant).
+    """Hold the write lock of an output file (a context manager; reentrant within a process:
+    every other process is refused while any holder in this one holds it).
 
     Parameters
     ----------
@@ -61,9 +75,23 @@ class OutputLock:
         self.path = Path(path)
         self.lock_path = lock_path(self.path)
         self._fd: int | None = None
+        self._key: tuple[int, str] | None = None
 
     def acquire(self) -> OutputLock:
         """Take the lock, or raise :class:`StoreError` naming the process that holds it."""
+        key = (os.getpid(), os.path.abspath(self.lock_path))
+        with _HELD_GUARD:
+            if key in _HELD:  # this process holds it already: one more holder
+                _HELD[key][1] += 1
+                self._key = key
+                return self
+            self._take()
+            _HELD[key] = [self._fd, 1]
+            self._key = key
+        return self
+
+    def _take(self) -> None:
+        """The ``flock`` of :meth:`acquire` (the first holder in this process)."""
         while True:
             try:
                 fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -108,16 +136,23 @@ class OutputLock:
                 f"{self.path}: cannot write the lock file {self.lock_path} ({exc.strerror})"
             ) from None
         self._fd = fd
-        return self
 
     def release(self) -> None:
-        """Drop the lock and remove the sidecar file (removed while held, see :meth:`acquire`)."""
-        if self._fd is None:
+        """Drop the lock and remove the sidecar file (removed while held, see :meth:`acquire`)
+        when the last holder in this process releases it."""
+        key, self._key = getattr(self, "_key", None), None
+        if key is None:
             return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.lock_path)
-        os.close(self._fd)
-        self._fd = None
+        with _HELD_GUARD:
+            held = _HELD[key]
+            held[1] -= 1
+            if held[1] > 0:
+                return
+            del _HELD[key]
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.lock_path)
+            os.close(held[0])
+            self._fd = None
 
     def __enter__(self) -> OutputLock:
         return self.acquire()
@@ -153,3 +188,37 @@ def _read_pid(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def writer_of(path: str | os.PathLike) -> int | None:
+    """The pid of the live workbench process writing ``path``, or None.
+
+    Read from the sidecar without taking its lock (a reader must never make a starting writer
+    fail): its pid, if that process is alive. A writer that ended released its lock and removed
+    the sidecar; a killed one left a sidecar naming a dead pid.
+    """
+    try:
+        pid = int(lock_path(path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    return pid
+
+
+def busy_error(path: str | os.PathLike) -> StoreError | None:
+    """The one line for a read of ``path`` that failed while another process writes it (None
+    when nobody does: the failure is then the file's own)."""
+    pid = writer_of(path)
+    if pid is None:
+        return None
+    return StoreError(
+        f"{path}: being written by another workbench process (pid {pid}, lock "
+        f"{lock_path(path)}); read it when that process has ended"
+    )

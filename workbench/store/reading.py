@@ -19,6 +19,7 @@ import h5py
 import numpy as np
 
 from workbench.errors import StoreError
+from workbench.store.lock import busy_error
 from workbench.store.schema import StoreSchema
 
 __all__ = [
@@ -96,7 +97,7 @@ def read_attrs(obj: Any, path: Path) -> dict[str, Any]:
     try:
         return {k: plain(v) for k, v in obj.attrs.items()}
     except H5_READ_ERRORS as exc:
-        raise StoreError(
+        raise busy_error(path) or StoreError(
             f"{path}: attributes of {obj.name} cannot be read, the file is damaged "
             f"({' '.join(str(exc).split()) or type(exc).__name__})"
         ) from None
@@ -116,7 +117,7 @@ class CheckedDataset:
         try:
             return self._ds[key]
         except H5_READ_ERRORS as exc:
-            raise StoreError(
+            raise busy_error(self._path) or StoreError(
                 f"{self._path}: dataset {self._ds.name} cannot be read, the file is damaged "
                 f"({str(exc).strip() or type(exc).__name__})"
             ) from None
@@ -186,7 +187,9 @@ def dataset_summaries(group: h5py.Group, prefix: str = "/") -> dict[str, Any]:
     except (*H5_READ_ERRORS, KeyError) as exc:
         return {prefix: {"unreadable": str(exc)}}
     for name in names:
-        path = prefix + name
+        # h5py gives a name that is not UTF-8 (a damaged link) as bytes: shown escaped
+        shown = name.decode("utf-8", "backslashreplace") if isinstance(name, bytes) else name
+        path = prefix + shown
         try:
             obj = group[name]
         except (*H5_READ_ERRORS, KeyError) as exc:

@@ -32,6 +32,7 @@ import h5py
 import numpy as np
 
 from workbench.errors import StoreError
+from workbench.store.lock import busy_error
 
 __all__ = [
     "DESIGN_GROUP",
@@ -167,13 +168,13 @@ def read_design(path: str | os.PathLike) -> tuple[np.ndarray, dict[str, Any]] | 
     """The stored design and its attributes, or None when the file has none (yet)."""
     path = Path(path)
     try:
-        with h5py.File(path, "r") as f:
+        with h5py.File(path, "r", locking=False) as f:  # as TrajectoryStore.open reads
             if DESIGN_GROUP not in f:
                 return None
             g = f[DESIGN_GROUP]
             return np.asarray(g["u"][()], float), {k: _read_attr(v) for k, v in g.attrs.items()}
     except (OSError, KeyError) as exc:
-        raise StoreError(f"{path}: cannot read the design ({exc})") from None
+        raise busy_error(path) or StoreError(f"{path}: cannot read the design ({exc})") from None
 
 
 def read_sensitivity(path: str | os.PathLike) -> dict[str, tuple[dict[str, np.ndarray], dict]]:
@@ -182,14 +183,16 @@ def read_sensitivity(path: str | os.PathLike) -> dict[str, tuple[dict[str, np.nd
     path = Path(path)
     out: dict[str, tuple[dict[str, np.ndarray], dict]] = {}
     try:
-        with h5py.File(path, "r") as f:
+        with h5py.File(path, "r", locking=False) as f:  # as TrajectoryStore.open reads
             if SENSITIVITY_GROUP not in f:
                 return out
             for name, g in f[SENSITIVITY_GROUP].items():
                 data = {k: np.asarray(ds[()], float) for k, ds in g.items()}
                 out[name] = (data, {k: _read_attr(v) for k, v in g.attrs.items()})
     except (OSError, KeyError) as exc:
-        raise StoreError(f"{path}: cannot read the sensitivity results ({exc})") from None
+        raise busy_error(path) or StoreError(
+            f"{path}: cannot read the sensitivity results ({exc})"
+        ) from None
     return out
 
 

@@ -102,6 +102,8 @@ def _one_line(exc: Exception) -> str:
         ({"kind": "scene"}, {}, "kind: expected 'inference'"),
         ({"error.sigmaa": 1}, {}, "error.sigmaa: unknown field"),
         ({}, {"cas": 3}, "unknown parameter 'cas' (did you mean 'case'?)"),
+        # a name too long for the system: was an OSError traceback (issue 39's fuzz suite)
+        ({"data.file": "9" * 400}, {}, "9" * 400 + ": File name too long"),
     ],
 )
 def test_bad_specs_are_one_line(tmp_path, changes, overrides, words):

@@ -178,6 +178,10 @@ def test_hint_distribution_draws_in_its_ranges_and_is_seeded():
         ({"body": "block", "bounce": {"normal": [0.2, 0.1]}}, r"or \{uniform: \[low, high\]\}"),
         ({"body": "block", "bounce": {"uniform": [0.1, 1e9]}}, "at most"),
         ({"body": "block", "slide": {"direction": "up", "speed": 1.0}}, "3 numbers"),
+        # an int beyond float's range: was a TypeError traceback (issue 39's fuzz suite)
+        ({"body": "block", "bounce": 10**400}, "expected a number"),
+        ({"body": "block", "bounce": 10**30}, "at most"),
+        ({"body": "block", "bounce": float("nan")}, "expected a number"),
     ],
 )
 def test_bad_distributions_are_located_errors(item, words):

@@ -69,3 +69,34 @@ def test_late_executor_waits_for_its_start_and_raises_its_failure():
     late.join()
     with pytest.raises(WorkbenchError, match="no Dask scheduler answered"):
         late.submit(pow, 2, 5)
+
+
+def _big_result(marker: str) -> bytes:
+    """200 MB, after leaving ``marker``: its gather takes a while on 127.0.0.1."""
+    data = b"x" * 200_000_000
+    open(marker, "w").close()
+    return data
+
+
+@pytest.mark.slow
+def test_a_dask_job_ends_without_a_traceback_while_a_result_is_gathered(tmp_path, capfd, caplog):
+    """Issue 39, item 9: a ``--resume --scheduler local`` printed a ``CommClosedError`` traceback
+    at the end, though it exited 0 with the right file: the client closed while it gathered the
+    answer of a probe nobody waited for. Here the job ends right as its task's result starts on
+    its way (every time on the previous code); results on their way now arrive first."""
+    pytest.importorskip("distributed")
+    from tests.conftest import cli_env
+    from workbench.ensemble.cluster import local_dask_cluster
+
+    marker = tmp_path / "returned"
+    with local_dask_cluster(1, env=cli_env()) as address:  # its worker imports this module
+        with executors._dask_executor(address) as ex:
+            task = ex.submit(_big_result, str(marker))
+            deadline = time.monotonic() + 60
+            while not marker.exists():
+                assert time.monotonic() < deadline and not task.done(), task
+                time.sleep(0.01)
+            time.sleep(0.2)  # the client told the task finished: its result on its way
+    time.sleep(0.5)  # the cluster gone: a gather under way has failed and been printed by now
+    printed = capfd.readouterr().err + caplog.text  # (pytest takes the log records)
+    assert "CommClosedError" not in printed and "Traceback" not in printed, printed
