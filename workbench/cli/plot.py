@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.cli.common import hold_output_lock
 from workbench.ensemble import report
 from workbench.errors import StoreError
 from workbench.figures.trajectories import plot_observer
@@ -101,6 +102,7 @@ def cmd_plot(args) -> int:
     stem = Path(args.file).with_suffix("")
     if args.sensitivity is not None:
         out = Path(args.output or f"{stem}_{args.sensitivity}_sensitivity.png")
+        hold_output_lock(args, out)
         print(f"wrote {report.plot_sensitivity(args.file, args.sensitivity, out)}")
         return 0
     if args.body is not None or args.joint is not None:
@@ -110,20 +112,24 @@ def cmd_plot(args) -> int:
             raise StoreError(f"{args.file}: --param/--band/--convergence need an ensemble file")
         if args.param is not None:
             out = Path(args.output or f"{stem}_{args.param.replace('/', '_')}.png")
+            hold_output_lock(args, out)
             written = report.plot_parameter(args.file, args.param, out)
         elif args.convergence:
             out = Path(args.output or f"{stem}_{args.observer}_convergence.png")
+            hold_output_lock(args, out)
             written = report.plot_ensemble_convergence(args.file, args.observer, out)
         else:
             p_c = 0.9 if args.band is None else args.band
             if not 0 < p_c < 1:
                 raise StoreError(f"--band: expected a probability in (0, 1), got {p_c}")
             out = Path(args.output or f"{stem}_{args.observer}_band.png")
+            hold_output_lock(args, out)
             written = report.plot_ensemble_observer(args.file, args.observer, out, p_c)
         print(f"wrote {written}")
         return 0
     traj = read_trajectory(args.file, args.realization)
     out = Path(args.output or f"{stem}_{args.observer}.png")
+    hold_output_lock(args, out)
     try:
         written = plot_observer(traj, args.observer, out, diagnostic_units=_DIAGNOSTIC_UNITS)
     except KeyError as exc:
@@ -141,6 +147,7 @@ def _plot_channel(args, is_ensemble: bool, stem: Path) -> int:
     what = args.body if args.body is not None else args.joint
     label = f"{what}.{args.field}"
     out = Path(args.output or f"{stem}_{what.replace('/', '_')}_{args.field}.png")
+    hold_output_lock(args, out)
     key = {"body": args.body} if args.body is not None else {"joint": args.joint}
 
     def of(traj: Trajectory) -> tuple:

@@ -181,6 +181,7 @@ WRITERS = {
     "design": ["design", "falling_object_example1", "-o", "{out}"],
     "inverse": ["inverse", "du_impact_analytic", "-q", "-o", "{out}"],
     "replay": ["replay", "{run}", "--html", "{out}"],
+    "plot": ["plot", "{run}", "--observer", "height", "-o", "{out}"],
 }
 
 
