@@ -54,8 +54,7 @@ from reverse.goals.markov import load_model  # noqa: E402
 from reverse.runs.audit import largest_rise, mechanical_energy  # noqa: E402
 from reverse.runs.confirm import moving_bodies, refine_confirmation  # noqa: E402
 from reverse.runs.contacts import ContactDetector  # noqa: E402
-from reverse.runs.run import build_stepper, contact_rules, run_reverse  # noqa: E402
-from reverse.step.types import StepSettings  # noqa: E402
+from reverse.runs.run import build_stepper, run_reverse, step_settings  # noqa: E402
 from workbench.scene.catalog import find_data  # noqa: E402
 from workbench.scene.loader import load_scene  # noqa: E402
 from workbench.sim.engine import Engine  # noqa: E402
@@ -182,19 +181,17 @@ def run_demo(
     option = demo.hints or given.hints
     hints = resolve_hints(option, path, scene, sampled=False).hints if option else None
     markov = load_model(find_data(demo.markov)) if demo.markov else None
-    rules = contact_rules([*given.contacts, *extra_rules])
-    persist = rules.pop("persist_contacts")
-    cap_bounces = rules.pop("cap_bounces")
     controls = {
         "restitution_blend": given.restitution_blend,
         "angular_damping": given.angular_damping,
         "linear_damping": given.linear_damping,
         "slip_damping": given.slip_damping,
         "attract": given.attract,
-        **rules,
         **demo.settings,  # the rest of the docs' command
     }
-    settings = StepSettings(given.dt or scene.settings.dt, **controls)
+    settings, run_rules = step_settings(
+        given.dt or scene.settings.dt, [*given.contacts, *extra_rules], **controls
+    )
     rows = []
     for seed in demo.seeds:
         t0 = time.perf_counter()
@@ -205,8 +202,7 @@ def run_demo(
             markov=markov,
             seed=seed,
             settings=settings,
-            persist_contacts=persist,
-            cap_bounces=cap_bounces,
+            **run_rules,
         )
         wall = time.perf_counter() - t0
         traj, audit = res.trajectory, res.audit

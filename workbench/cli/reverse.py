@@ -30,11 +30,11 @@ from reverse.runs.run import (
     plan_reverse_run,
     run_reverse,
     start_overlap,
+    step_settings,
     stitch_forward,
 )
 from reverse.runs.sampling import RunVariation, sample_reverse_runs
 from reverse.runs.verify import DEFAULT_BUDGET, DEFAULT_RADIUS
-from reverse.step.stepper import StepSettings
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
@@ -277,17 +277,14 @@ def cmd_reverse(args) -> int:
             f"earliest: {first.where or first.body}.at = {first.at:g} s",
             file=sys.stderr,
         )
-    settings = StepSettings(
+    settings, run_rules = step_settings(
         dt,
-        free_to_bounce=args.free_to_bounce,
-        attract=args.attract,
+        args.contacts,
         restitution_blend=args.restitution_blend,
         angular_damping=args.angular_damping,
         linear_damping=args.linear_damping,
-        joint_unit_restitution=args.joint_unit_restitution,
         slip_damping=args.slip_damping,
-        bounce_apart=args.bounce_apart,
-        separate=args.separate,
+        attract=args.attract,
     )
     options = {
         "duration": args.duration,
@@ -297,8 +294,7 @@ def cmd_reverse(args) -> int:
         "markov": markov,
         "energy_limit": args.energy_limit,
         "on_energy": args.on_energy,
-        **({"persist_contacts": True} if args.persist_contacts else {}),
-        **({"cap_bounces": True} if args.cap_bounces else {}),
+        **run_rules,
     }
     overlap = start_overlap(scene)
     if overlap.warning(path):
@@ -310,8 +306,8 @@ def cmd_reverse(args) -> int:
         start_overlap=overlap.depth,
         markov=markov,
         energy_limit=args.energy_limit,
-        persist_contacts=args.persist_contacts,
-        cap_bounces=args.cap_bounces,
+        persist_contacts="persist_contacts" in run_rules,
+        cap_bounces="cap_bounces" in run_rules,
         sample_heading=args.heading if args.samples is not None else None,
     )
     out = Path(args.output or f"{path.stem}_reverse.h5")
@@ -324,15 +320,13 @@ def cmd_reverse(args) -> int:
 
 
 def _parse_contacts(args) -> None:
-    """``--contacts RULE[,RULE]`` as the settings of :func:`reverse.runs.run.contact_rules`
-    (``args.persist_contacts``, ``args.free_to_bounce``, …); a one-line error naming an unknown
-    rule."""
+    """``--contacts RULE[,RULE]`` as a list of rules (``args.contacts``), checked
+    (:func:`reverse.runs.run.contact_rules`): a one-line error naming an unknown rule."""
+    args.contacts = [r.strip() for r in args.contacts.split(",") if r.strip()]
     try:
-        rules = contact_rules(filter(None, (r.strip() for r in args.contacts.split(","))))
+        contact_rules(args.contacts)
     except ValueError as exc:
         raise SceneError("--contacts", "", str(exc)) from None
-    for name, value in rules.items():
-        setattr(args, name, value)
 
 
 def _parse_energy_limit(args) -> None:

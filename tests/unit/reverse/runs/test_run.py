@@ -142,35 +142,6 @@ def test_the_contact_rules_are_the_scene_models_and_each_sets_one_setting():
         contact_rules(["keep-apart"])
 
 
-def test_the_bounce_cap_is_a_fall_from_the_top_of_the_arrangement_to_its_bottom():
-    from reverse.runs.audit import SPEED_FLOOR, body_radii
-    from reverse.runs.run import bounce_cap, build_stepper
-    from reverse.step.types import StepSettings
-
-    scene = load_scene(SCENES / "box_stack5.yaml")  # five boxes at rest, tops at 0.25 ... 1.25 m
-    rigid = build_stepper(scene, StepSettings(1e-3))[0].rigid
-    r = body_radii(rigid.mass, rigid.inertia)[1:]  # the same for every box
-    height = (1.125 + r[0]) - (0.125 - r[0])
-    cap = bounce_cap(scene, rigid, [], 2.0)
-    assert cap == pytest.approx(np.sqrt(2 * 9.81 * height) + SPEED_FLOOR)
-    assert 5.0 < cap < 6.0
-
-
-def test_hints_raise_the_bounce_cap_by_their_speed():
-    from reverse.goals.hints import resolve_hints
-    from reverse.runs.run import bounce_cap, build_stepper
-    from reverse.step.types import StepSettings
-
-    path = SCENES / "reverse_landing.yaml"
-    scene = load_scene(path)
-    rigid = build_stepper(scene, StepSettings(1e-3))[0].rigid
-    option = str(SCENES / "reverse_landing.hints.yaml")
-    hints = resolve_hints(option, path, scene, sampled=False).hints
-    plain, hinted = bounce_cap(scene, rigid, [], 0.5), bounce_cap(scene, rigid, hints, 0.5)
-    assert hinted > plain > 0
-    assert hinted >= max(h.speed for h in hints)
-
-
 @pytest.mark.slow
 def test_capped_bounces_keep_a_stack_coming_apart_slower():
     from reverse.goals.markov import load_model
@@ -196,3 +167,17 @@ def test_moved_bodies_names_the_bodies_that_leave_their_pose_or_have_speed():
     assert moved_bodies(still) == []
     still.linear_velocity[0, 1, 0] = 1e-6  # one body with a speed at the earliest record
     assert moved_bodies(still) == [still.body_names[1]]
+
+
+def test_step_settings_split_the_rules_between_the_step_and_the_run():
+    from reverse.runs.run import step_settings
+
+    settings, run = step_settings(
+        0.01, ["separate", "cap-bounces", "persist"], angular_damping=2.0, attract=True
+    )
+    assert settings.separate and settings.attract and settings.angular_damping == 2.0
+    assert not settings.bounce_apart and settings.free_to_bounce
+    assert run == {"persist_contacts": True, "cap_bounces": True}
+    assert step_settings(0.01)[1] == {}
+    with pytest.raises(ValueError, match="got 'apart'"):
+        step_settings(0.01, ["apart"])
