@@ -49,6 +49,15 @@ the Batou–Soize five-body scene ``batou_soize_5body``, Case 4):
 - ``thread`` (with ``--thread-row``): serial without any helper process (its writer thread
   compresses).
 
+- ``--cli``: instead of the rows above, the command line as a user runs it, one run each, one
+  after the other, in one table: ``workbench ensemble SCENE -n N --seed 7`` serially, with
+  ``--workers W``, with ``--scheduler local`` (its default workers: one per core), and on the
+  README's Dask recipe (its scheduler and W workers, started as the README's lines say before
+  the clock, stopped after it). Each row is the command's wall time from its start to its exit,
+  Python's start-up and imports included; ``× serial`` is the serial row's ÷ this. Targets
+  (issue 36, idle 2-core machine, random_box, n = 1200): ``--workers 2`` ≥ 1.8, ``--scheduler
+  local`` ≥ 1.6, the recipe ≥ 1.6.
+
 ``--repeat K`` runs the rows K times, interleaved (bare, pair, serial, ..., bare, pair, serial,
 ..., bare'), and ends with the median of each ratio over the repetitions. Each scene's ensemble
 size is chosen so that the bare loop takes about ``--seconds`` (default 40 s; at least 20
@@ -56,7 +65,7 @@ realizations). Fixed costs (start-up, the last uneven tasks) weigh less in longe
 ``--seconds 15`` and ``--seconds 60``. Run it on an otherwise idle machine: a 2-worker speed-up
 cannot be measured while something else uses a core.
 Usage: ``python benchmarks/ensemble.py [--seconds 40] [--repeat K] [--no-dask] [--no-pair]
-[--local-row] [--thread-row] [--compression none]
+[--local-row] [--thread-row] [--compression none] [--cli]
 [SCENE ...]``
 """
 
@@ -184,9 +193,19 @@ def main(argv=None) -> int:
         metavar="NAME=VALUE",
         help="scene parameters (the 5-body scene defaults to case=4)",
     )
+    ap.add_argument(
+        "--cli",
+        action="store_true",
+        help="time the command line instead: serial, --workers W, --scheduler local and the "
+        "README's Dask recipe (default n: 1200)",
+    )
     args = ap.parse_args(argv)
     if args.repeat < 1 or args.workers < 1:
         ap.error("--repeat and --workers: at least 1")
+    if args.cli:
+        for name in args.scenes or ["random_box"]:
+            _cli_table(name, args.n or 1200, args.workers)
+        return 0
     names = args.scenes or [s for s in DEFAULT_SCENES if _exists(s)]
     files = [find_scene(s) for s in names]
     head = (
@@ -241,6 +260,74 @@ def main(argv=None) -> int:
                 out.unlink(missing_ok=True)
             _print_scene(f.stem, n, done, w)
     return 0
+
+
+def _readme_dask_recipe() -> list[str]:
+    """The README's command lines that start a Dask scheduler and a worker on one machine."""
+    text = (REPO / "README.md").read_text()
+    block = text.split("bind the scheduler and the workers to 127.0.0.1", 1)[1]
+    block = block.split("```text\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.startswith("dask ")]
+
+
+def _cli_table(scene: str, n: int, w: int) -> None:
+    """One table of ``workbench ensemble SCENE -n n`` run as a user runs it (``--cli``)."""
+    import shlex
+    import signal
+    import threading
+
+    from workbench.ensemble.cluster import _free_port, _wait_for_workers, dask_command
+
+    workbench = str(Path(sys.executable).with_name("workbench"))
+    head = f"{'scene':<14}{'n':>6}  {'command line':<44}{'wall s':>8}{'× serial':>10}{'load':>6}"
+    print(head)
+    print("-" * len(head))
+    serial = None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "cli.h5")
+        base = [workbench, "ensemble", scene, "-n", str(n), "--seed", "7", "-o", out, "-q"]
+        port = str(_free_port())
+        rows = [
+            ("", []),
+            (f"--workers {w}", ["--workers", str(w)]),
+            ("--scheduler local", ["--scheduler", "local"]),
+            (f"README recipe, {w} workers", ["--scheduler", f"tcp://127.0.0.1:{port}"]),
+        ]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
+        for label, extra in rows:
+            procs = []
+            try:
+                if label.startswith("README"):  # started before the clock, as a user would
+                    scheduler_line, worker_line = _readme_dask_recipe()
+                    for line in [scheduler_line] + [worker_line] * w:
+                        argv = shlex.split(line.replace("8786", port).replace("8787", "0"))
+                        argv[0] = dask_command()
+                        if argv[1] == "scheduler":  # the recipe's takes the default port
+                            argv += ["--port", port]
+                        procs.append(
+                            subprocess.Popen(
+                                argv, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                            )
+                        )
+                        if argv[1] == "scheduler":
+                            time.sleep(1.0)
+                    _wait_for_workers(f"tcp://127.0.0.1:{port}", w, 60.0, threading.Event())
+                Path(out).unlink(missing_ok=True)
+                t0 = time.monotonic()
+                subprocess.run(base + extra, env=env, check=True)
+                wall = time.monotonic() - t0
+            finally:
+                for proc in procs:  # by process id (a worker may hang in its own shutdown)
+                    proc.send_signal(signal.SIGKILL)
+                    proc.wait()
+            serial = serial or wall
+            cmd = f"workbench ensemble {label}".strip() if label else "workbench ensemble"
+            print(
+                f"{scene:<14}{n:>6}  {cmd:<44}{wall:>8.1f}{serial / wall:>10.2f}"
+                f"{os.getloadavg()[0]:>6.1f}",
+                flush=True,
+            )
 
 
 def _print_scene(stem: str, n: int, done: list[dict], w: int) -> None:

@@ -16,11 +16,12 @@ import math
 import numpy as np
 
 from reverse.goals.hints import Hint
+from reverse.goals.markov import TransitionModel
 from reverse.runs.audit import SPEED_FLOOR, body_radii
 from reverse.step.dynamics import RigidBodies
 from workbench.scene.model import Scene
 
-__all__ = ["hint_allowances", "final_state_allowances", "bounce_cap"]
+__all__ = ["hint_allowances", "final_state_allowances", "table_allowance", "bounce_cap"]
 
 
 def hint_allowances(
@@ -75,10 +76,35 @@ def final_state_allowances(scene: Scene, speed: np.ndarray) -> np.ndarray:
     return out
 
 
-def bounce_cap(scene: Scene, rigid: RigidBodies, hints: list[Hint], duration: float) -> float:
+def table_allowance(model: TransitionModel | None) -> float:
+    """The speed (m/s) a body whose past a contact-transition table draws may have been thrown
+    at: the fastest release of the throws the table was trained on (its ``throw`` ranges,
+    :data:`reverse.pasts.training.THROW`: horizontal components within ±h, vertical within
+    [−v, 0], so at most √(2h² + v²); ``markov_block``: √(2 · 2² + 3²) = 4.12 m/s). The table is
+    then the past's source of motion, as hints are (Twigg & James 2008 §4: the table's
+    transitions stand for the throws it counted). 0 without a table, or for a table that does
+    not record its throws."""
+    if model is None:
+        return 0.0
+    throw = model.meta.get("throw")
+    if not isinstance(throw, dict):
+        return 0.0
+    try:
+        h = float(throw["horizontal_speed"])
+        v = float(throw["vertical_speed"])
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+    speed = math.sqrt(2.0 * h * h + v * v)
+    return speed if math.isfinite(speed) else 0.0
+
+
+def bounce_cap(
+    scene: Scene, rigid: RigidBodies, hints: list[Hint], duration: float, thrown: float = 0.0
+) -> float:
     """The speed (m/s) a backward collision may approach at under ``cap_bounces``: what a body
     thrown at the largest speed the hints or the scene's own motion allow
-    (:func:`hint_allowances`, :func:`final_state_allowances`) gains falling the height of the
+    (:func:`hint_allowances`, :func:`final_state_allowances`; ``thrown``: a speed any moving body
+    may have been thrown at, :func:`table_allowance`) gains falling the height of the
     arrangement — from the lowest bottom to the highest top of the moving bodies in the scene's
     state, along gravity — plus the audit's floor (``√(u² + 2|g|H)``, as
     :func:`reverse.runs.audit.allowed_speeds` allows a body; a body's extent is its
@@ -95,6 +121,7 @@ def bounce_cap(scene: Scene, rigid: RigidBodies, hints: list[Hint], duration: fl
     u = max(
         float(np.max(hint_allowances(scene, hints, duration, radii)[moving], initial=0.0)),
         float(np.max(final_state_allowances(scene, speed)[moving], initial=0.0)),
+        float(thrown),
     )
     height = 0.0
     if g_norm > 0:

@@ -21,7 +21,12 @@ from reverse.goals.hints import Hint, HintPolicy, free_overrides
 from reverse.goals.markov import TransitionModel
 from reverse.goals.policy import MarkovPolicy
 from reverse.lcp.solve import LCPError
-from reverse.runs.allowances import bounce_cap, final_state_allowances, hint_allowances
+from reverse.runs.allowances import (
+    bounce_cap,
+    final_state_allowances,
+    hint_allowances,
+    table_allowance,
+)
 from reverse.runs.audit import Audit, audit_run, body_radii, mechanical_energy
 from reverse.runs.contacts import ContactDetector
 from reverse.step.dynamics import RigidBodies
@@ -582,7 +587,7 @@ def run_reverse(
     )
     rigid = stepper.rigid
     if cap_bounces:
-        cap = bounce_cap(scene, rigid, hints or [], duration)
+        cap = bounce_cap(scene, rigid, hints or [], duration, table_allowance(markov))
         stepper.settings = settings = replace(settings, bounce_cap=cap)
     exceeded_at = None
     policy = HintPolicy(hints or [], scene.body_names, dt, settings.epsilon)
@@ -692,7 +697,7 @@ def run_reverse(
     pairs.reverse()
     traj = _trajectory(scene, stepper.rigid, stacked, diag_rows, times, status, message)
     audit, traj.diagnostics["mechanical_energy"] = _audit(
-        scene, stepper.rigid, traj, pairs, hints or [], dt
+        scene, stepper.rigid, traj, pairs, hints or [], dt, markov
     )
     if traj.status == "ok" and not audit.passed:
         traj.status = "implausible"
@@ -742,13 +747,15 @@ def _kinetic_per_body(rigid: RigidBodies, traj: Trajectory) -> np.ndarray:
     )
 
 
-def _audit(scene: Scene, rigid: RigidBodies, traj: Trajectory, pairs, hints, dt):
+def _audit(scene: Scene, rigid: RigidBodies, traj: Trajectory, pairs, hints, dt, markov=None):
     """The physical audit of a reverse run's records (:func:`reverse.runs.audit.audit_run`,
-    the allowances of the hints, :func:`hint_allowances`, and of the scene's own velocities,
-    :func:`final_state_allowances`) and their mechanical energy (J)."""
+    the allowances of the hints, :func:`hint_allowances`, of the scene's own velocities,
+    :func:`final_state_allowances`, and of a Markov table's throws, :func:`table_allowance`)
+    and their mechanical energy (J)."""
     names = scene.body_names
     span = float(traj.time[-1]) if len(traj.time) else 0.0
     hint_speed = hint_allowances(scene, hints, span, body_radii(rigid.mass, rigid.inertia))
+    hint_speed = np.maximum(hint_speed, np.where(rigid.moving, table_allowance(markov), 0.0))
     if len(traj.time):
         final_speed = np.linalg.norm(traj.linear_velocity[-1], axis=1)
         hint_speed = np.maximum(hint_speed, final_state_allowances(scene, final_speed))

@@ -258,8 +258,15 @@ def workers_value(text: str) -> int | str:
         ) from None
 
 
-def resolve_workers(value: int | str) -> int:
-    """The number of workers ``--workers`` asks for (``auto``: the cores this process may use)."""
+def resolve_workers(value: int | str | None, scheduler: str | None = None) -> int:
+    """The number of workers ``--workers`` asks for (``auto``: the cores this process may use).
+
+    Not given (None): one, this process, except with ``--scheduler local``, whose cluster gets
+    a worker per core, as a user trying Dask on one machine expects of it."""
+    if value is None:
+        from workbench.ensemble.executors import LOCAL_SCHEDULER
+
+        value = "auto" if scheduler == LOCAL_SCHEDULER else 1
     if value == "auto":
         from workbench.ensemble.executors import auto_workers
 
@@ -296,7 +303,7 @@ def check_sampling_options(args: argparse.Namespace, what: str) -> tuple[tuple[s
         check_scheduler_address(args.scheduler)
     overrides = parse_overrides(args)
     check_count("-n", args.n, what)
-    args.workers = resolve_workers(args.workers)
+    args.workers = resolve_workers(args.workers, args.scheduler)
     check_count("--workers", args.workers, "worker")
     check_seed(args.seed)
     for name in ("dt", "duration"):

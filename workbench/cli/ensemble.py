@@ -63,10 +63,9 @@ def add_ensemble_parser(sub) -> None:
     en.add_argument(
         "--workers",
         type=workers_value,
-        default=1,
         metavar="N|auto",
         help="worker processes on this machine, 'auto': one per core (default 1: in this "
-        "process); with --scheduler local, the local Dask workers",
+        "process); with --scheduler local, the local Dask workers (default: one per core)",
     )
     en.add_argument(
         "--scheduler",

@@ -91,9 +91,9 @@ def add_sensitivity_parser(sub) -> None:
     sp.add_argument(
         "--workers",
         type=workers_value,
-        default=1,
         metavar="N|auto",
-        help="worker processes on this machine, 'auto': one per core (default 1)",
+        help="worker processes on this machine, 'auto': one per core (default 1; with "
+        "--scheduler local, one Dask worker per core)",
     )
     sp.add_argument(
         "--scheduler",

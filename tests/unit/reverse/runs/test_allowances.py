@@ -1,6 +1,6 @@
 """What a reverse run's bodies may reach (:mod:`reverse.runs.allowances`): what friction took
-before a hint, one collision before the scene's own velocity, and the bounce cap of the
-arrangement's height."""
+before a hint, one collision before the scene's own velocity, a Markov table's throws, and the
+bounce cap of the arrangement's height."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from reverse.goals.hints import Hint
-from reverse.runs.allowances import bounce_cap, final_state_allowances, hint_allowances
+from reverse.runs.allowances import (
+    bounce_cap,
+    final_state_allowances,
+    hint_allowances,
+    table_allowance,
+)
 from tests.conftest import SCENES
 from tests.unit.reverse.runs.test_audit import _scene_two_blocks
 from workbench.scene.loader import load_scene
@@ -83,3 +88,33 @@ def test_hints_raise_the_bounce_cap_by_their_speed():
     plain, hinted = bounce_cap(scene, rigid, [], 0.5), bounce_cap(scene, rigid, hints, 0.5)
     assert hinted > plain > 0
     assert hinted >= max(h.speed for h in hints)
+
+
+def test_a_markov_table_allows_the_fastest_release_of_its_throws():
+    from dataclasses import replace
+
+    from reverse.goals.markov import load_model
+    from tests.conftest import REPO
+
+    table = load_model(REPO / "data" / "markov_block.json")
+    throw = table.meta["throw"]  # horizontal components within ±2 m/s, falling at most 3 m/s
+    fastest = np.sqrt(2 * throw["horizontal_speed"] ** 2 + throw["vertical_speed"] ** 2)
+    assert table_allowance(table) == pytest.approx(fastest)
+    assert table_allowance(table) == pytest.approx(np.sqrt(17.0))
+    assert table_allowance(None) == 0.0
+    # a table that does not say how it was made allows nothing
+    assert table_allowance(replace(table, meta={})) == 0.0
+    assert table_allowance(replace(table, meta={"throw": {"horizontal_speed": "fast"}})) == 0.0
+
+
+def test_a_tables_throws_raise_the_bounce_cap_as_a_throw_at_that_speed():
+    from reverse.runs.audit import SPEED_FLOOR
+    from reverse.runs.run import build_stepper
+    from reverse.step.types import StepSettings
+
+    scene = load_scene(SCENES / "box_stack5.yaml")
+    rigid = build_stepper(scene, StepSettings(1e-3))[0].rigid
+    plain = bounce_cap(scene, rigid, [], 2.0)
+    thrown = bounce_cap(scene, rigid, [], 2.0, thrown=4.0)
+    fall = (plain - SPEED_FLOOR) ** 2  # 2 |g| H
+    assert thrown == pytest.approx(np.sqrt(16.0 + fall) + SPEED_FLOOR)

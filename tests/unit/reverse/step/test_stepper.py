@@ -750,18 +750,22 @@ def test_a_separation_faster_than_the_cap_bounces_elastically():
     assert back.linear_velocity[0, 2] == pytest.approx(-3.0, rel=1e-6)
 
 
-def test_a_contact_slipping_faster_than_the_cap_loses_its_friction_backward():
+def test_under_a_bounce_cap_a_slipping_contact_loses_its_friction_backward():
     rigid = sphere_rigid(r=0.1)
     contacts = contacts_at(lambda p: ground_contacts([[p[0], p[1], 0.0]], mu=0.5))
-    slow = state1([0, 0, 0.1], v=[3.0, 0, 0], w=[0, 29.0, 0])  # 0.1 m/s of slip
-    sliding = state1([0, 0, 0.1], v=[3.0, 0, 0])  # 3 m/s of slip
-    plain = Stepper(rigid, contacts, StepSettings(DT)).backward(sliding)[0]
-    capped = Stepper(rigid, contacts, StepSettings(DT, bounce_cap=2.0)).backward(sliding)[0]
-    # backward, friction adds μ g h to the slide; above the cap it does not act
-    assert plain.linear_velocity[0, 0] == pytest.approx(3.0 + 0.5 * G * DT, rel=1e-6)
-    assert capped.linear_velocity[0, 0] == pytest.approx(3.0, rel=1e-12)
-    # a slip below the cap keeps its friction: the same step as without a cap
-    a = Stepper(rigid, contacts, StepSettings(DT)).backward(slow)[0]
-    b = Stepper(rigid, contacts, StepSettings(DT, bounce_cap=2.0)).backward(slow)[0]
-    assert np.array_equal(a.linear_velocity, b.linear_velocity)
-    assert a.linear_velocity[0, 0] != 3.0
+    floor = 2.0 * G * DT  # the slip gravity gives in two steps: below it a contact sticks
+    for slip in (3.0, 2.0 * floor):  # above the cap, and a slow slip below it
+        sliding = state1([0, 0, 0.1], v=[slip, 0, 0])
+        plain = Stepper(rigid, contacts, StepSettings(DT)).backward(sliding)[0]
+        capped = Stepper(rigid, contacts, StepSettings(DT, bounce_cap=2.0)).backward(sliding)[0]
+        # backward, friction adds μ g h to the slide; under the cap it does not act
+        assert plain.linear_velocity[0, 0] == pytest.approx(slip + 0.5 * G * DT, rel=1e-6)
+        assert capped.linear_velocity[0, 0] == pytest.approx(slip, rel=1e-12)
+    # a contact that sticks (a ball rolling without slip, and one slipping below the floor)
+    # keeps its friction: the same step as without a cap
+    for w in (30.0, 30.0 - 0.5 * floor / 0.1):
+        rolling = state1([0, 0, 0.1], v=[3.0, 0, 0], w=[0, w, 0])
+        a = Stepper(rigid, contacts, StepSettings(DT)).backward(rolling)[0]
+        b = Stepper(rigid, contacts, StepSettings(DT, bounce_cap=2.0)).backward(rolling)[0]
+        assert np.array_equal(a.linear_velocity, b.linear_velocity)
+        assert np.array_equal(a.angular_velocity, b.angular_velocity)

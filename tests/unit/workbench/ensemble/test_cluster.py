@@ -20,17 +20,18 @@ from workbench.errors import WorkbenchError
 pytestmark = pytest.mark.slow
 
 
+def _profiling(dask_worker) -> bool:
+    """Whether a worker samples its threads' stacks: its profiler's periodic callback runs."""
+    callback = dask_worker.periodic_callbacks.get("profile")
+    return callback is not None and callback.is_running()
+
+
 def _profiler_on_workers(env) -> list:
     distributed = pytest.importorskip("distributed")
     from workbench.ensemble.cluster import local_dask_cluster
 
-    def enabled():
-        import dask
-
-        return bool(dask.config.get("distributed.worker.profile.enabled"))
-
     with local_dask_cluster(1, env=env) as address, distributed.Client(address) as client:
-        return list(client.run(enabled).values())
+        return list(client.run(_profiling).values())
 
 
 def test_the_local_clusters_workers_run_without_the_profiler():
@@ -42,6 +43,59 @@ def test_the_local_clusters_workers_run_without_the_profiler():
 def test_a_users_profiler_setting_wins():
     env = {**cli_env(), "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "True"}
     assert _profiler_on_workers(env) == [True]
+
+
+def _readme_dask_recipe() -> list[str]:
+    """The README's two command lines that start a Dask scheduler and a worker on one machine."""
+    text = (Path(__file__).parents[4] / "README.md").read_text()
+    block = text.split("bind the scheduler and the workers to 127.0.0.1", 1)[1]
+    block = block.split("```text\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.startswith("dask ")]
+
+
+def test_the_readme_recipes_workers_run_without_the_profiler_and_with_the_imports_done():
+    """The README's recipe, as a user types it (on a free port instead of 8786, and without the
+    variable that would turn the profiler off otherwise): its worker has no profiler running and
+    has imported what a realization needs before its first task."""
+    import os
+    import shlex
+    import signal
+    import subprocess
+
+    distributed = pytest.importorskip("distributed")
+    from workbench.ensemble.cluster import _free_port, _wait_for_workers, dask_command
+
+    scheduler_line, worker_line = _readme_dask_recipe()
+    port = str(_free_port())
+    env = cli_env()
+    env.pop("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", None)
+    procs = []
+    try:
+        for line in (scheduler_line, worker_line):
+            argv = shlex.split(line.replace("8786", port).replace("8787", "0"))
+            argv[0] = dask_command()
+            if argv[1] == "scheduler":  # the recipe's scheduler takes Dask's default port, 8786
+                argv += ["--port", port]
+            procs.append(
+                subprocess.Popen(
+                    argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+            )
+        address = f"tcp://127.0.0.1:{port}"
+        _wait_for_workers(address, 1, 60.0, threading.Event())
+
+        def state(dask_worker):
+            import sys
+
+            return _profiling(dask_worker), "workbench.sim.forward" in sys.modules
+
+        with distributed.Client(address) as client:
+            assert list(client.run(state).values()) == [(False, True)]
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def test_cancelled_cluster_start_stops_waiting():
