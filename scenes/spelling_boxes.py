@@ -118,9 +118,14 @@ def build(
         f"Spelling boxes: {len(centres)} boxes at rest spelling {text!r} "
         "(final state for workbench reverse, Twigg & James 2008 Fig. 11)"
     )
-    # the reverse settings it carries: its hints, elastic micro-collisions and the bounce at the
-    # restitution cut-off (docs/reverse.md, "Spelling boxes")
-    reverse = {"hints": "script", "restitution_blend": 1.0, "contacts": ["bounce-apart"]}
+    # the reverse settings it carries: its hints, elastic micro-collisions, the bounce at the
+    # restitution cut-off, boxes pushed apart where a backward step overlaps them, and capped
+    # bounces with frictionless slides (docs/reverse.md, "Spelling boxes")
+    reverse = {
+        "hints": "script",
+        "restitution_blend": 1.0,
+        "contacts": ["bounce-apart", "separate", "cap-bounces"],
+    }
     return reverse_scene(description, bodies, dt, duration, reverse=reverse)
 
 

@@ -150,6 +150,23 @@ def test_spelling_boxes_frames_move_and_end_on_the_scene(spelling_run):
     assert _differ_fraction(frames[0], own) > 0.01  # the first frame is visibly elsewhere
 
 
+@pytest.mark.slow  # 38 boxes, 2.5 s back: about 6 s
+def test_spelling_boxes_with_the_scenes_own_settings_pass_the_audit(tmp_path):
+    """The demo command, no flags: the settings the scene carries (its hints, the restitution
+    blend, bounce-apart, separate and cap-bounces) make the whole "t→−t" a plausible past."""
+    import json
+
+    out = tmp_path / "boxes.h5"
+    assert main(["reverse", str(SPELLING), "--duration", "2.5", "-q", "-o", str(out)]) == 0
+    traj = read_trajectory(out)
+    assert traj.status == "ok"
+    with h5py.File(out, "r") as f:
+        audit = json.loads(f.attrs["audit"])
+    assert audit["passed"]
+    assert audit["peak_speed_m_s"] < 3.0  # the slides' 0.4 m/s after a bounce, not 8.6 m/s
+    assert audit["peak_spin_rad_s"] < 50.0
+
+
 # ------------------------------------------------------------------------------------- CRASH
 CRASH = SCENES / "crash.py"
 CRASH_SET = {"text": "-"}  # 5 lit cells: 5 pairs of boxes
