@@ -1,8 +1,9 @@
 """Start and stop a local Dask cluster as separate processes (scheduler + workers on 127.0.0.1).
 
 For tests, benchmarks and trying ``workbench ensemble --scheduler`` on one machine. The processes
-run ``dask scheduler`` / ``dask worker`` with the settings found right for PyBullet
-(docs/architecture.md, "Dask"):
+run Dask's ``dask scheduler`` / ``dask worker`` command lines, forked from one process that has
+done their imports once (:mod:`workbench.ensemble.forked_cluster`), with the settings found right
+for PyBullet (docs/architecture.md, "Dask"):
 one thread per worker (PyBullet holds the GIL and a client shared across threads gives wrong
 results), no dashboard, no nanny (the nanny's default MALLOC_TRIM_THRESHOLD_ made PyBullet tasks
 about 45% slower), bound to 127.0.0.1, their HTTP servers too. They are stopped by process id,
@@ -13,6 +14,7 @@ lifeline`: a pipe whose write end only the driver holds).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -76,7 +78,7 @@ def local_dask_cluster(
         Dask is not installed, the workers did not register within ``timeout`` seconds, or
         ``cancelled`` was set before they did.
     """
-    dask = dask_command()
+    dask_command()  # a missing Dask says so here
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     # the processes' scratch space (Dask's temporary-directory: lock files, the workers' spill
@@ -94,52 +96,44 @@ def local_dask_cluster(
     lifeline_read, lifeline_write = os.pipe()
     env[FD_VARIABLE] = str(lifeline_read)
     env[SCRATCH_VARIABLE] = scratch
-    quiet = {
-        "stdout": subprocess.DEVNULL,
-        "stderr": subprocess.DEVNULL,
-        "env": env,
-        "pass_fds": (lifeline_read,),
-    }
-    lifeline = ["--preload", "workbench.ensemble.lifeline"]
-    procs: list[subprocess.Popen] = []
-    try:
-        procs.append(
-            subprocess.Popen(
-                [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), *lifeline]
-                # what unpickling a task needs, before the first (scheduler_preload's docstring)
-                + ["--preload", "workbench.ensemble.scheduler_preload"]
-                + (
-                    ["--no-dashboard", *LOCAL_HTTP]
-                    if dashboard is None
-                    else ["--dashboard", "--dashboard-address", dashboard]
-                ),
-                **quiet,
-            )
+    scheduler_args = (
+        ["--host", "127.0.0.1", "--port", str(port)]
+        # what unpickling a task needs, before the first (scheduler_preload's docstring)
+        + ["--preload", "workbench.ensemble.scheduler_preload"]
+        + (
+            ["--no-dashboard", *LOCAL_HTTP]
+            if dashboard is None
+            else ["--dashboard", "--dashboard-address", dashboard]
         )
-        for _ in range(n_workers):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        dask,
-                        "worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--no-nanny",
-                        "--no-dashboard",
-                        "--host",
-                        "127.0.0.1",
-                        *lifeline,
-                        # imports before the first task, not in it (docs/ensembles.md)
-                        "--preload",
-                        "workbench.ensemble.preload",
-                        *LOCAL_HTTP,
-                    ],
-                    **quiet,
-                )
-            )
+    )
+    worker_args = [
+        address,
+        "--nthreads",
+        "1",
+        "--no-nanny",
+        "--no-dashboard",
+        "--host",
+        "127.0.0.1",
+        # imports before the first task, not in it, and no profiler (docs/ensembles.md)
+        "--preload",
+        "workbench.ensemble.preload",
+        *LOCAL_HTTP,
+    ]
+    spec = {"scheduler": scheduler_args, "worker": worker_args, "workers": n_workers}
+    # one process imports Dask and the preloads, then forks the scheduler and the workers
+    # (workbench.ensemble.forked_cluster: the imports once, not once a process)
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "workbench.ensemble.forked_cluster", json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        pass_fds=(lifeline_read,),
+    )
+    pids: list[int] = []  # the forked scheduler and workers, once the launcher has said them
+    try:
         os.close(lifeline_read)  # the children hold it; the driver keeps the write end only
         lifeline_read = -1
+        pids = _read_pids(launcher, n_workers + 1, timeout)
         _wait_for_workers(address, n_workers, timeout, cancelled)
         yield address
     finally:
@@ -149,15 +143,53 @@ def local_dask_cluster(
         # (measured on the loaded machine, 2026-11-27), inside every `--scheduler local` run;
         # a worker told to stop after its scheduler went away even retried the connection for
         # 20 s. Killed, they end at once; their scratch space goes with them.
-        for p in procs:
+        for pid in [*pids, launcher.pid]:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(p.pid, signal.SIGKILL)
-        for p in procs:
-            p.wait()
+                os.kill(pid, signal.SIGKILL)
+        launcher.wait()
+        launcher.stdout.close()
+        for pid in pids:  # the launcher's children, orphaned: gone once the kernel says so
+            _wait_gone(pid)
         for fd in (lifeline_read, lifeline_write):
             if fd >= 0:
                 os.close(fd)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _read_pids(launcher: subprocess.Popen, n: int, timeout: float) -> list[int]:
+    """The ``n`` process ids the launcher (:mod:`workbench.ensemble.forked_cluster`) prints once
+    it has forked them; :class:`WorkbenchError` if it ends or says nothing within ``timeout``."""
+    import selectors
+
+    with selectors.DefaultSelector() as sel:
+        sel.register(launcher.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            raise WorkbenchError(f"the local Dask cluster did not start within {timeout:g} s")
+    line = launcher.stdout.readline()
+    try:
+        pids = [int(p) for p in json.loads(line)]
+    except (ValueError, TypeError):
+        pids = []
+    if len(pids) != n:
+        try:  # it closed its output: it is ending
+            code = launcher.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        raise WorkbenchError(
+            f"the local Dask cluster did not start (its launcher exited with {code})"
+        )
+    return pids
+
+
+def _wait_gone(pid: int, timeout: float = 5.0) -> None:
+    """Wait until process ``pid``, killed and not our child, is gone (its zombie reaped by init)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
 
 
 def _wait_for_workers(

@@ -111,11 +111,25 @@ def test_cancelled_cluster_start_stops_waiting():
     assert time.monotonic() - t0 < 30
 
 
+def _launched(launcher_pid: int, n: int, deadline: float) -> list:
+    """The scheduler and ``n`` workers forked by the local cluster's launcher
+    (:mod:`workbench.ensemble.forked_cluster`), the scheduler first, once all run."""
+    import psutil
+
+    while time.monotonic() < deadline:
+        kids = sorted(psutil.Process(launcher_pid).children(), key=lambda p: p.pid)
+        if len(kids) == n + 1:
+            return kids
+        time.sleep(0.1)
+    raise AssertionError("the local cluster did not start")
+
+
 def test_local_cluster_ends_its_processes_and_scratch_space():
     """The local cluster's processes are killed at its end (asked to stop, they took ≈ 3 s
     inside every ``--scheduler local`` run), whatever ended it, and Dask's scratch space (lock
     files, the scheduler's and the workers' directories) was ours and is gone with them."""
     pytest.importorskip("distributed")
+    pytest.importorskip("psutil")
     import signal
 
     from workbench.ensemble import cluster
@@ -133,24 +147,30 @@ def test_local_cluster_ends_its_processes_and_scratch_space():
             with cluster.local_dask_cluster(1):
                 scratch = Path(made[0][1]["env"]["DASK_TEMPORARY_DIRECTORY"])
                 assert scratch.is_dir() and any(scratch.iterdir())  # Dask used it
+                forked = _launched(made[0][0].pid, 1, time.monotonic() + 10)
+                assert all(_alive(p) for p in forked)
                 raise RuntimeError("the run failed")
-    assert len(made) == 2  # the scheduler and one worker
-    assert [p.returncode for p, _ in made] == [-signal.SIGKILL] * 2  # killed and reaped
+    # one launcher, which forked the scheduler and the worker (Dask's client, imported by
+    # the driver, runs `uname -p` through subprocess too)
+    launchers = [p for p, _ in made if "workbench.ensemble.forked_cluster" in p.args]
+    assert launchers == [made[0][0]]
+    assert made[0][0].returncode == -signal.SIGKILL  # killed and reaped
+    assert not [p.pid for p in forked if _alive(p)]  # its scheduler and worker killed too
     assert not scratch.exists()
 
 
 def _cluster_of(driver, n: int, deadline: float) -> list:
-    """The driver's ``dask scheduler`` and ``n`` ``dask worker`` children, once all run."""
+    """The driver's local-cluster launcher, its scheduler and its ``n`` workers, once all run."""
     import psutil
 
     while time.monotonic() < deadline:
-        kids = [
+        launchers = [
             p
             for p in psutil.Process(driver.pid).children()
-            if any(word in ("scheduler", "worker") for word in p.cmdline()[1:3])
+            if "workbench.ensemble.forked_cluster" in p.cmdline()
         ]
-        if len(kids) == n + 1:
-            return kids
+        if launchers:
+            return [launchers[0], *_launched(launchers[0].pid, n, deadline)]
         assert driver.poll() is None, "the ensemble ended before its cluster was up"
         time.sleep(0.2)
     raise AssertionError("the local cluster did not start")
@@ -197,11 +217,16 @@ def test_a_killed_drivers_local_cluster_ends_with_it(tmp_path):
     kids = []
     try:
         kids = _cluster_of(driver, 2, time.monotonic() + 120)
-        scheduler = next(p for p in kids if "scheduler" in p.cmdline()[1:3])
-        args = scheduler.cmdline()
+        import json
+
+        spec = json.loads(kids[0].cmdline()[-1])  # the launcher's: scheduler and worker args
+        args = spec["scheduler"]
         port = int(args[args.index("--port") + 1])
-        scratch = Path(scheduler.environ()["DASK_TEMPORARY_DIRECTORY"])
+        scratch = Path(kids[1].environ()["DASK_TEMPORARY_DIRECTORY"])
         deadline = time.monotonic() + 120
+        while not _port_open(port):  # forked before it listens
+            assert time.monotonic() < deadline and driver.poll() is None
+            time.sleep(0.2)
         while not out.exists() or out.stat().st_size < 200_000:  # mid-run: records written
             assert time.monotonic() < deadline and driver.poll() is None
             time.sleep(0.2)
