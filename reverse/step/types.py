@@ -106,8 +106,8 @@ class StepSettings:
         ``v_n / e``) faster than this collides more elastically instead — its restitution for the
         step is raised to ``v_n / bounce_cap``, at most 1 — so that a body bouncing backward
         stops gaining speed at the cap (the bounce pump of §4 "Rapid velocity growth" bounded);
-        a contact slipping faster than the cap is frictionless for the step, so backward
-        friction stops adding slip there. A collision with more restitution or less friction
+        a contact that slips (faster than its bodies' constant forces give in two steps) is
+        frictionless for the step, so backward friction stops adding slip and spin. A collision with more restitution or less friction
         than the material's loses less energy forward; it never gains any (``e ≤ 1``).
         ``inf`` (default): none.
     separate : bool
