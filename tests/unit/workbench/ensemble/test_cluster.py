@@ -130,8 +130,6 @@ def test_local_cluster_ends_its_processes_and_scratch_space():
     files, the scheduler's and the workers' directories) was ours and is gone with them."""
     pytest.importorskip("distributed")
     pytest.importorskip("psutil")
-    import signal
-
     from workbench.ensemble import cluster
 
     made: list = []
@@ -154,8 +152,9 @@ def test_local_cluster_ends_its_processes_and_scratch_space():
     # the driver, runs `uname -p` through subprocess too)
     launchers = [p for p, _ in made if "workbench.ensemble.forked_cluster" in p.args]
     assert launchers == [made[0][0]]
-    assert made[0][0].returncode == -signal.SIGKILL  # killed and reaped
-    assert not [p.pid for p in forked if _alive(p)]  # its scheduler and worker killed too
+    # its scheduler and worker killed; it reaped them and ended by itself (reaped by us)
+    assert not [p.pid for p in forked if _alive(p)]
+    assert made[0][0].returncode == 0
     assert not scratch.exists()
 
 
