@@ -42,6 +42,7 @@ __all__ = [
     "seed_entropy",
     "check_sampling_options",
     "interrupted",
+    "task_workers",
     "check_output",
     "hold_output_lock",
     "add_report_arguments",
@@ -302,6 +303,16 @@ def check_sampling_options(args: argparse.Namespace, what: str) -> tuple[tuple[s
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     return overrides
+
+
+def task_workers(args: argparse.Namespace) -> int | str:
+    """``--workers`` and ``--scheduler`` as the tasks' one ``workers`` argument
+    (:func:`workbench.tasks.inputs.where`): N, a scheduler's address, or ``"local:N"``."""
+    if args.scheduler is None:
+        return args.workers
+    if args.scheduler == "local":
+        return f"local:{args.workers}"
+    return args.scheduler
 
 
 def interrupted(command: str, out: Path) -> int:
