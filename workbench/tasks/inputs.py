@@ -25,6 +25,7 @@ __all__ = [
     "seed_entropy",
     "resolve_workers",
     "MAX_COUNT",
+    "pose_tolerances",
 ]
 
 #: Largest count a task takes (-n, --workers, ...). A store preallocates per-realization
@@ -133,17 +134,16 @@ def where(workers: int | str = 1) -> Where:
     >>> where("local:3")
     Where(workers=3, scheduler='local')
     """
-    if isinstance(workers, str):
+    if isinstance(workers, str) and workers != "auto" and not workers.strip().isdigit():
         if workers.startswith("local"):
             _, _, n = workers.partition(":")
             count = resolve_workers(n or "auto")
             check_count("--workers", count, "worker")
             return Where(count, "local")
-        if "://" in workers:
-            from workbench.ensemble.run import check_scheduler_address
+        from workbench.ensemble.run import check_scheduler_address
 
-            check_scheduler_address(workers)
-            return Where(1, workers)
+        check_scheduler_address(workers)
+        return Where(1, workers)
     count = resolve_workers(workers)
     check_count("--workers", count, "worker")
     return Where(count, None)
@@ -219,3 +219,43 @@ def seed_entropy(value: int | None) -> int:
     import numpy as np
 
     return int(np.random.SeedSequence().entropy)
+
+
+def pose_tolerances(
+    text, radius: tuple[float, float]
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """``--verify-tolerance``: ``"M,DEG[,M,DEG]"`` (or a tuple of those numbers) as the rest
+    pose's tolerance and how far the earliest pose may move, each (m, rad); ``radius`` (m, rad)
+    when only the first pair is given, read as the command line shows it (``M,DEG`` to 6
+    digits, the default of ``--help``). A one-line :class:`OptionError` unless positive numbers.
+
+    Examples
+    --------
+    >>> tol, rad = pose_tolerances("0.01,5", (0.05, math.radians(10)))
+    >>> tol[0], round(tol[1], 6), rad[0], round(rad[1], 6)
+    (0.01, 0.087266, 0.05, 0.174533)
+    """
+    if not isinstance(text, str):
+        text = ",".join(f"{x:g}" for x in text)
+    parts = text.split(",")
+    if len(parts) == 4:
+        return _pose_pair(",".join(parts[:2]), text), _pose_pair(",".join(parts[2:]), text)
+    if len(parts) == 2:
+        shown = f"{radius[0]:g},{math.degrees(radius[1]):g}"
+        return _pose_pair(text, text), _pose_pair(shown, text)
+    raise OptionError(
+        "--verify-tolerance", f"expected M,DEG or M,DEG,M,DEG (e.g. 0.01,5), got {text!r}"
+    )
+
+
+def _pose_pair(pair: str, text: str) -> tuple[float, float]:
+    """``"M,DEG"`` as (m, rad)."""
+    try:
+        a, b = (float(x) for x in pair.split(","))
+    except ValueError:
+        raise OptionError(
+            "--verify-tolerance", f"expected numbers M,DEG[,M,DEG] (e.g. 0.01,5), got {text!r}"
+        ) from None
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        raise OptionError("--verify-tolerance", f"expected positive numbers, got {text!r}")
+    return a, math.radians(b)
