@@ -24,8 +24,8 @@ from workbench.cli.common import (
     task_workers,
     workers_value,
 )
-from workbench.scene.catalog import find_scene
 from workbench.errors import OptionError
+from workbench.scene.catalog import find_scene
 
 __all__ = ["add_sensitivity_parser", "cmd_sensitivity"]
 

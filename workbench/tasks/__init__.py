@@ -1,11 +1,12 @@
 """The Python API of Rigid Workbench: one function per task, named as its command.
 
-Each function takes a scene (a path, a shipped scene's name or a :class:`~workbench.scene.model.Scene`)
-or a spec, keyword options named as the command's, runs where ``workers`` says (``1``: this
-process; ``N``: N processes; ``"tcp://HOST:PORT"``: a Dask scheduler; ``"local:N"``: N Dask workers
-on 127.0.0.1 for the job) and returns a :class:`~workbench.tasks.result.TaskResult`: the numbers as
-arrays, ``.to_xarray()`` and ``.save(path)``, which writes the file the command writes, byte for
-byte. The command line (:mod:`workbench.cli`) parses, calls these functions, saves and prints.
+Each function takes a scene (a path, a shipped scene's name or a
+:class:`~workbench.scene.model.Scene`) or a spec, keyword options named as the command's, runs
+where ``workers`` says (``1``: this process; ``N``: N processes; ``"tcp://HOST:PORT"``: a Dask
+scheduler; ``"local:N"``: N Dask workers on 127.0.0.1 for the job) and returns a
+:class:`~workbench.tasks.result.TaskResult`: the numbers as arrays, ``.to_xarray()`` and
+``.save(path)``, which writes the file the command writes, byte for byte. The command line
+(:mod:`workbench.cli`) parses, calls these functions, saves and prints.
 
 =================  ===============================  ==========================================
 function           module                           command

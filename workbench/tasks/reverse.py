@@ -177,8 +177,7 @@ class ReverseResult(TaskResult):
         lines.append(
             "kept: "
             + ", ".join(
-                f"run {r['index']} ({r['peak_energy']:.4g} J)"
-                for r in np.sort(kept, order="rank")
+                f"run {r['index']} ({r['peak_energy']:.4g} J)" for r in np.sort(kept, order="rank")
             )
         )
         rejected = table[~table["kept"]]
