@@ -10,8 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST
-from reverse.runs.verify import DEFAULT_RADIUS
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
@@ -23,6 +21,7 @@ from workbench.cli.common import (
     task_workers,
 )
 from workbench.scene.catalog import find_scene
+from workbench.tasks.pasts import CONDITIONED_BUDGET, DEFAULT_RADIUS, MAX_THROWS_PER_PAST
 
 __all__ = ["add_pasts_parser", "cmd_pasts"]
 

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from reverse.runs.run import MAX_REVERSE_STEPS
-from reverse.runs.verify import DEFAULT_BUDGET, DEFAULT_RADIUS
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
@@ -22,7 +20,12 @@ from workbench.cli.common import (
     task_workers,
 )
 from workbench.scene.catalog import find_scene
-from workbench.tasks.reverse import rejection_reasons
+from workbench.tasks.reverse import (
+    DEFAULT_BUDGET,
+    DEFAULT_RADIUS,
+    MAX_REVERSE_STEPS,
+    rejection_reasons,
+)
 
 __all__ = ["add_reverse_parser", "cmd_reverse"]
 

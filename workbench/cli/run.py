@@ -17,7 +17,7 @@ from workbench.cli.common import (
     progress_bar,
 )
 from workbench.scene.catalog import find_scene
-from workbench.sim.forward import MAX_RECORD_BYTES, MAX_STEPS
+from workbench.tasks.run import MAX_RECORD_BYTES, MAX_STEPS
 
 __all__ = ["add_run_parser", "cmd_run"]
 

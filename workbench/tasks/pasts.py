@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST
+from reverse.runs.verify import DEFAULT_RADIUS
 from workbench.errors import SceneError
 from workbench.tasks.inputs import (
     check_count,
@@ -26,7 +28,7 @@ from workbench.tasks.inputs import (
 )
 from workbench.tasks.result import TaskResult
 
-__all__ = ["pasts", "PastsResult"]
+__all__ = ["pasts", "PastsResult", "CONDITIONED_BUDGET", "MAX_THROWS_PER_PAST", "DEFAULT_RADIUS"]
 
 
 @dataclass
@@ -165,15 +167,9 @@ def pasts(
     >>> p.complete, len(p.kept)
     (True, 1)
     """
-    from reverse.pasts.conditioned import (
-        CONDITIONED_BUDGET,
-        MAX_THROWS_PER_PAST,
-        conditioned_pasts,
-        conditioned_summary,
-        final_rest_body,
-    )
+    from reverse.pasts.conditioned import conditioned_pasts, conditioned_summary, final_rest_body
     from reverse.runs.run import plan_reverse_run
-    from reverse.runs.verify import DEFAULT_RADIUS, verify_settings
+    from reverse.runs.verify import verify_settings
     from workbench.sim.forward import start_overlap
 
     given = scene_input(scene, set)

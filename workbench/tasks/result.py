@@ -12,10 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import xarray
+from typing import Any
 
 __all__ = ["TaskResult", "StoreResult", "FileResult"]
 
@@ -31,8 +28,9 @@ class TaskResult:
         returns the path."""
         raise NotImplementedError
 
-    def to_xarray(self) -> xarray.Dataset:
-        """The result as an :class:`xarray.Dataset` with named dimensions and units."""
+    def to_xarray(self) -> Any:
+        """The result as an :class:`xarray.Dataset` with named dimensions and units (xarray is
+        imported by :mod:`workbench.store.xarray_view`, its one owner)."""
         from workbench.store import open_dataset
 
         with tempfile.TemporaryDirectory(prefix="workbench-") as tmp:
@@ -61,7 +59,7 @@ class StoreResult(TaskResult):
         tmp.replace(path)
         return path
 
-    def to_xarray(self, realizations=None) -> xarray.Dataset:
+    def to_xarray(self, realizations=None) -> Any:
         """The file as an :class:`xarray.Dataset` (:func:`workbench.store.open_dataset`;
         ``realizations``: the indices to read, all by default)."""
         from workbench.store import open_dataset

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from reverse.runs.run import MAX_REVERSE_STEPS
+from reverse.runs.verify import DEFAULT_BUDGET, DEFAULT_RADIUS
 from workbench.errors import SceneError
 from workbench.tasks.inputs import (
     check_count,
@@ -37,7 +39,14 @@ from workbench.tasks.inputs import (
 )
 from workbench.tasks.result import TaskResult
 
-__all__ = ["reverse", "ReverseResult"]
+__all__ = [
+    "reverse",
+    "ReverseResult",
+    "rejection_reasons",
+    "MAX_REVERSE_STEPS",
+    "DEFAULT_BUDGET",
+    "DEFAULT_RADIUS",
+]
 
 #: The default of ``--verify-tolerance``: rest pose within 0.01 m and 5 degrees.
 VERIFY_TOLERANCE = "0.01,5"
@@ -320,7 +329,6 @@ def _scene_defaults(o, scene) -> None:
 def _check(o, verify_tolerance) -> None:
     """Every option checked before anything runs (one line naming the option)."""
     from reverse.runs.run import contact_rules
-    from reverse.runs.verify import DEFAULT_RADIUS
 
     o.energy_limit, o.on_energy = _energy_limit(o.energy_limit)
     if isinstance(o.contacts, str):

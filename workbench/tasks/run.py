@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.sim.forward import MAX_RECORD_BYTES, MAX_STEPS
 from workbench.tasks.inputs import check_positive, scene_input
 from workbench.tasks.result import TaskResult
 
-__all__ = ["run", "RunResult"]
+__all__ = ["run", "RunResult", "MAX_STEPS", "MAX_RECORD_BYTES"]
 
 
 @dataclass
