@@ -39,8 +39,9 @@ def _no_run(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("the reverse run started")
 
-    monkeypatch.setattr("workbench.cli.reverse.run_reverse", started)
-    monkeypatch.setattr("workbench.cli.reverse.sample_reverse_runs", started)
+    # the task imports them when it runs
+    monkeypatch.setattr("reverse.runs.run.run_reverse", started)
+    monkeypatch.setattr("reverse.runs.sampling.sample_reverse_runs", started)
 
 
 def _coincident_spheres(write_scene):
