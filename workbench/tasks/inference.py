@@ -78,15 +78,15 @@ class InferResult(FileResult):
         )
 
     def to_xarray(self):
-        """MAP, Laplace and exact posterior moments per ``parameter`` and the Laplace
-        correlation (``parameter`` × ``parameter_2``)."""
+        """MAP (``map_estimate``), Laplace and exact posterior moments per ``parameter`` and the
+        Laplace correlation (``parameter`` × ``parameter_2``)."""
         from workbench.store.xarray_view import make_dataset
 
         rep = self.report
         names = list(rep["map"])
         units = {"units": ""}
         variables = {
-            "map": (("parameter",), [rep["map"][k] for k in names], units),
+            "map_estimate": (("parameter",), [rep["map"][k] for k in names], units),
             "laplace_std": (("parameter",), _values(rep["laplace"]["std"], names), units),
         }
         if rep["laplace"].get("corr") is not None:
@@ -137,7 +137,7 @@ def infer(
     --------
     >>> import workbench
     >>> r = workbench.infer("falling_object_example1")
-    >>> r.converged, round(float(r.to_xarray().map.sel(parameter="c")), 3)
+    >>> r.converged, round(float(r.to_xarray().map_estimate.sel(parameter="c")), 3)
     (True, 0.106)
     """
     from workbench.analysis.inference import inference_report, run_inference
