@@ -63,3 +63,12 @@ def test_the_ensemble_package_stays_importable_beside_the_task():
 
     assert callable(workbench.ensemble) and not inspect.ismodule(workbench.ensemble)
     assert hasattr(run_module, "run_ensemble")
+
+
+@pytest.mark.parametrize("package", ["workbench", "reverse", "uncertainty"])
+def test_every_api_name_of_a_top_level_package_resolves_with_a_docstring(package):
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        value = getattr(module, name)
+        if name != "__version__":
+            assert inspect.getdoc(value), f"{package}.{name} has no docstring"
