@@ -111,8 +111,6 @@ def cmd_ensemble(args) -> int:
             )  # fmt: skip
     except KeyboardInterrupt:
         return interrupted("ensemble", out)
-    for note in result.notes:
-        print(f"workbench ensemble: {note}", file=sys.stderr)
     failed = len(result.failed)
     if not args.quiet:
         print(

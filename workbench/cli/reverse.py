@@ -191,8 +191,6 @@ def cmd_reverse(args) -> int:
             path, set=dict(parse_overrides(args)), progress=advance, workers=task_workers(args),
             **{name: getattr(args, name) for name in OPTIONS},
         )  # fmt: skip
-    for note in result.notes:
-        print(f"workbench reverse: {note}", file=sys.stderr)
     if args.samples is not None:
         return _sampled(args, path, out, result)
     result.save(out)

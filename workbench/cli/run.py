@@ -68,8 +68,6 @@ def cmd_run(args) -> int:
             path, set=dict(parse_overrides(args)), dt=args.dt, duration=args.duration,
             force=args.force, timestamp=args.timestamp, progress=advance,
         )  # fmt: skip
-    for note in result.notes:
-        print(f"workbench run: {note}", file=sys.stderr)
     result.save(out)
     traj, scene, wall = result.trajectory, result.scene, result.wall_seconds
     if traj.status != "ok":

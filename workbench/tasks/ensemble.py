@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import OptionError
-from workbench.tasks.inputs import check_count, check_positive, check_seed, scene_input, where
+from workbench.tasks.inputs import (
+    check_count,
+    check_positive,
+    check_seed,
+    note,
+    scene_input,
+    where,
+)
 from workbench.tasks.result import StoreResult, temporary_output
 
 __all__ = ["ensemble", "EnsembleResult", "ObserverStatistics"]
@@ -176,11 +183,12 @@ def ensemble(
     given = scene_input(scene, set)
     ref = given.ref("an ensemble", dt=dt, duration=duration, force=force)
     loaded = ref.load()  # validate before anything runs
-    notes = []
+    notes: list[str] = []
     if not loaded.is_random:
-        notes.append(
+        note(
+            notes,
             f"note: {given.path} declares nothing random; every realization will equal the "
-            "nominal run"
+            "nominal run",
         )
     out = Path(output) if output is not None else temporary_output(f"{given.stem}_ensemble")
     done = run_ensemble(

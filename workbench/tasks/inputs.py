@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import OptionError
+from workbench.errors import OptionError, WorkbenchWarning
 
 __all__ = [
+    "note",
     "SceneInput",
     "scene_input",
     "Where",
@@ -33,6 +35,14 @@ __all__ = [
 #: parameter), so 1e8 realizations already need gigabytes before anything runs; beyond that a
 #: count is a typo, and beyond 2**63 it would not even fit the file's integers.
 MAX_COUNT = 10**8
+
+
+def note(notes: list[str], text: str) -> None:
+    """Keep ``text`` in a result's ``notes`` and issue it at once as a
+    :class:`~workbench.errors.WorkbenchWarning` (a notebook shows it; the command line prints it
+    as one line before the work goes on)."""
+    notes.append(text)
+    warnings.warn(text, WorkbenchWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from workbench.tasks.inputs import (
     check_count,
     check_positive,
     check_seed,
+    note,
     pose_tolerances,
     scene_input,
     seed_entropy,
@@ -415,15 +416,16 @@ def _plan_and_run(o, given, verify_tolerance, progress) -> ReverseResult:
     sampled = o.samples is not None
     resolved = resolve_hints(o.hints, path, scene, sampled=sampled, table=markov)
     variation = RunVariation.of(resolved, o.heading == "random") if sampled else None
-    notes = []
+    notes: list[str] = []
     n_steps = int(round(o.duration / dt))
     late = late_hints(resolved.hints, n_steps, dt)
     if late and not resolved.draws:
         first = min(late, key=lambda h: h.at)
-        notes.append(
+        note(
+            notes,
             f"warning: {resolved.source}: {len(late)} hint(s) act after the last backward step "
             f"of the run ({n_steps} steps of {dt:g} s) and are not used; the earliest: "
-            f"{first.where or first.body}.at = {first.at:g} s"
+            f"{first.where or first.body}.at = {first.at:g} s",
         )
     settings, run_rules = step_settings(
         dt, o.contacts, restitution_blend=o.restitution_blend, angular_damping=o.angular_damping,
@@ -435,7 +437,7 @@ def _plan_and_run(o, given, verify_tolerance, progress) -> ReverseResult:
     }  # fmt: skip
     overlap = start_overlap(scene)
     if overlap.warning(path or scene.source):
-        notes.append(overlap.warning(path or scene.source))
+        note(notes, overlap.warning(path or scene.source))
     attrs = reverse_attrs(
         dt=dt, settings=settings, hints_text=resolved.text, start_overlap=overlap.depth,
         markov=markov, energy_limit=o.energy_limit,

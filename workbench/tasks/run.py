@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.sim.forward import MAX_RECORD_BYTES, MAX_STEPS
-from workbench.tasks.inputs import check_positive, scene_input
+from workbench.tasks.inputs import check_positive, note, scene_input
 from workbench.tasks.result import TaskResult
 
 __all__ = ["run", "RunResult", "MAX_STEPS", "MAX_RECORD_BYTES"]
@@ -122,7 +122,9 @@ def run(
     resolved = given.scene.with_settings(dt=dt, duration=duration)
     check_run_size(resolved, force=force)
     overlap = start_overlap(resolved)
-    note = overlap.warning(given.path or resolved.source)
+    notes: list[str] = []
+    if overlap.warning(given.path or resolved.source):
+        note(notes, overlap.warning(given.path or resolved.source))
     t0 = time.perf_counter()
     traj = run_scene(resolved, progress=progress, force=force)
     return RunResult(
@@ -130,6 +132,6 @@ def run(
         scene=resolved,
         start_overlap=overlap.depth,
         wall_seconds=time.perf_counter() - t0,
-        notes=[note] if note else [],
+        notes=notes,
         timestamp=timestamp,
     )

@@ -149,3 +149,14 @@ def test_a_changed_input_changes_the_bytes(tmp_path, capsys):
           "-q"])  # fmt: skip
     workbench.ensemble("random_box", 2, seed=2, duration=0.1).save(b)
     assert _sha(a) != _sha(b)
+
+
+def test_a_remark_is_a_warning_from_python_and_one_line_from_the_command(tmp_path, capsys):
+    from workbench.errors import WorkbenchWarning
+
+    with pytest.warns(WorkbenchWarning, match="declares nothing random") as caught:
+        result = workbench.ensemble("falling_object", 2, seed=1, duration=0.05)
+    assert result.notes == [str(caught[0].message)]
+    argv = ["ensemble", "falling_object", "-n", "2", "--seed", "1", "--duration", "0.05", "-q"]
+    assert main([*argv, "-o", str(tmp_path / "f.h5")]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"workbench ensemble: {result.notes[0]}"]
