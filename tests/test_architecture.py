@@ -606,8 +606,6 @@ CLI_COMMAND_LINES = 45
 THICK_COMMANDS = {
     "cmd_replay": (98, "viewer, frames, video and page options; replay has no task function yet"),
     "cmd_stats": (74, "the text table of ensemble_summary; its numbers are workbench.ensemble's"),
-    "cmd_markov_train": (61, "markov has no task function yet (issue 37 left it)"),
-    "cmd_markov_compare": (65, "markov has no task function yet (issue 37 left it)"),
 }
 
 
@@ -629,7 +627,7 @@ def thick_commands(root: Path, exceptions: dict[str, tuple[int, str]]) -> list[s
 #: the names of the shipped scenes and specs (the workflow is the task's; the CLI parses, calls,
 #: saves, prints).
 TASK_COMMANDS = ("run", "ensemble", "reverse", "pasts", "sensitivity", "infer", "inverse",
-                 "validate")  # fmt: skip
+                 "validate", "markov")  # fmt: skip
 TASK_COMMAND_IMPORTS = ("workbench.tasks", "workbench.cli", "workbench.errors",
                         "workbench.scene.catalog", "uncertainty.errors")  # fmt: skip
 

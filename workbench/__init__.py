@@ -12,7 +12,8 @@ numbers as arrays, ``.to_xarray()`` and ``.save(path)`` (the command's file, byt
     sobol = workbench.sensitivity("sliding_block_random", 64, output=["stop"], seed=1)
 
 The tasks: :func:`run`, :func:`ensemble`, :func:`reverse`, :func:`pasts`, :func:`sensitivity`,
-:func:`infer`, :func:`design`, :func:`inverse`, :func:`validate` (:mod:`workbench.tasks`). The
+:func:`infer`, :func:`design`, :func:`inverse`, :func:`validate`, :func:`markov_train`,
+:func:`markov_compare` (:mod:`workbench.tasks`). The
 building blocks: :class:`Scene`, :func:`load_scene`, :func:`run_scene`, :class:`State`,
 :class:`Trajectory`, :func:`write_trajectory`, :func:`read_trajectory`, :func:`open_dataset`.
 ``__all__`` lists the API; every other module is internal (``docs/architecture.md``).
@@ -61,6 +62,8 @@ _TASKS = {
     "design": "workbench.tasks.inference",
     "inverse": "workbench.tasks.inverse",
     "validate": "workbench.tasks.validate",
+    "markov_train": "workbench.tasks.markov",
+    "markov_compare": "workbench.tasks.markov",
 }
 _LAZY.update(_TASKS)
 

@@ -199,7 +199,7 @@ def test_markov_train_refuses_a_training_too_long(monkeypatch, tmp_path, capsys)
     def started(*args, **kwargs):
         raise AssertionError("the training started")
 
-    monkeypatch.setattr("workbench.cli.markov.train", started)
+    monkeypatch.setattr("reverse.pasts.training.train", started)  # as the task imports it
     out = tmp_path / "m.json"
     assert main(["markov", "train", "markov_block", "-n", "5", "--duration", "1e4", "-o", out]) == 2
     line = _one_error_line(capsys)

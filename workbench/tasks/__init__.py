@@ -20,6 +20,8 @@ function           module                           command
 ``design``         :mod:`workbench.tasks.inference`  ``workbench design``
 ``inverse``        :mod:`workbench.tasks.inverse`    ``workbench inverse``
 ``validate``       :mod:`workbench.tasks.validate`   ``workbench validate``
+``markov_train``   :mod:`workbench.tasks.markov`     ``workbench markov train``
+``markov_compare`` :mod:`workbench.tasks.markov`     ``workbench markov compare``
 =================  ===============================  ==========================================
 
 The layer sits above :mod:`reverse` and below :mod:`workbench.cli` (``docs/architecture.md``);

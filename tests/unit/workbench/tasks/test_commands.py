@@ -101,6 +101,12 @@ CASES = [
         "-o",
     ),
     (
+        "markov-train",
+        ["markov", "train", "markov_block", "-n", "4", "--seed", "1", "--duration", "0.5"],
+        lambda: workbench.markov_train("markov_block", 4, seed=1, duration=0.5),
+        "-o",
+    ),
+    (
         "inverse",
         ["inverse", "du_impact_analytic"],
         lambda: workbench.inverse("du_impact_analytic"),
@@ -129,7 +135,8 @@ def test_the_command_writes_the_bytes_its_function_saves(tmp_path, capsys, argv,
 
 def _quiet(argv) -> list[str]:
     """The commands that take ``-q`` (no progress bar or summary in the test's output)."""
-    return ["-q"] if argv[0] in ("run", "ensemble", "reverse", "pasts", "sensitivity") else []
+    quiet = ("run", "ensemble", "reverse", "pasts", "sensitivity", "markov")
+    return ["-q"] if argv[0] in quiet else []
 
 
 def test_validate_writes_the_bytes_its_function_saves(tmp_path, capsys, validation_inputs):
@@ -140,6 +147,21 @@ def test_validate_writes_the_bytes_its_function_saves(tmp_path, capsys, validati
     assert main(argv) == 0
     workbench.validate(model, [experiment], "com", component="z", epsilon=0.05).save(by_function)
     assert _sha(by_command) == _sha(by_function)
+
+
+def test_markov_compare_writes_the_folder_its_function_saves(tmp_path, capsys):
+    by_command, by_function = tmp_path / "command", tmp_path / "function"
+    argv = ["markov", "compare", "markov_block", "--table", "markov_block", "-n", "2", "--seed",
+            "1", "--duration", "0.2", "-q", "-o", str(by_command)]  # fmt: skip
+    assert main(argv) == 0
+    workbench.markov_compare("markov_block", "markov_block", 2, seed=1, duration=0.2).save(
+        by_function
+    )
+    names = sorted(p.name for p in by_command.iterdir())
+    assert names == sorted(p.name for p in by_function.iterdir())
+    assert "plausibility.json" in names
+    for name in names:
+        assert _sha(by_command / name) == _sha(by_function / name), name
 
 
 def test_a_changed_input_changes_the_bytes(tmp_path, capsys):

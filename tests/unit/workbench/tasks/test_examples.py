@@ -22,11 +22,12 @@ MODULES = [
     "workbench.tasks.inference",
     "workbench.tasks.inverse",
     "workbench.tasks.validate",
+    "workbench.tasks.markov",
     "workbench.store.xarray_view",
 ]
 
 TASKS = ["run", "ensemble", "reverse", "pasts", "sensitivity", "infer", "design", "inverse",
-         "validate"]  # fmt: skip
+         "validate", "markov_train", "markov_compare"]  # fmt: skip
 
 #: What a task's signature must not show: the executors' plumbing of the library beneath.
 PLUMBING = ("executor", "scheduler", "ref", "sampler", "SceneRef", "Recipe", "entropy")
