@@ -605,7 +605,6 @@ CLI_COMMAND_LINES = 45
 #: they are not among issue 37's tasks and still hold their own presentation or workflow.
 THICK_COMMANDS = {
     "cmd_replay": (98, "viewer, frames, video and page options; replay has no task function yet"),
-    "cmd_stats": (74, "the text table of ensemble_summary; its numbers are workbench.ensemble's"),
 }
 
 

@@ -100,6 +100,12 @@ class EnsembleResult(StoreResult):
 
         return ensemble_summary(self.path, p_c)
 
+    def summary_text(self, p_c: float = 0.9) -> str:
+        """:meth:`summary` as ``workbench stats`` prints it."""
+        from workbench.ensemble.report import summary_lines
+
+        return "\n".join(summary_lines(self.path, self.summary(p_c)))
+
 
 def ensemble(
     scene,
@@ -168,6 +174,8 @@ def ensemble(
     True
     >>> e.to_xarray().position.sizes["realization"]
     4
+    >>> e.summary_text().splitlines()[0].split(": ", 1)[1]
+    "4 of 4 realizations completed; status {'ok': 4}; seed 1"
     """
     from workbench.ensemble.run import LOCAL_SCHEDULER, run_ensemble
 
