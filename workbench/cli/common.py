@@ -205,7 +205,7 @@ def task_workers(args: argparse.Namespace) -> int | str:
     if args.scheduler is None:
         return args.workers
     if args.scheduler == "local":
-        return f"local:{args.workers}"
+        return "local" if args.workers is None else f"local:{args.workers}"
     return args.scheduler
 
 

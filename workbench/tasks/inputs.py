@@ -127,15 +127,15 @@ class Where:
     scheduler: str | None
 
 
-def where(workers: int | str = 1) -> Where:
+def where(workers: int | str | None = 1) -> Where:
     """The one ``workers`` argument of the tasks, split into processes and scheduler.
 
     Parameters
     ----------
-    workers : int or str
-        ``N`` processes on this machine (1: this process), ``"auto"`` (one per core),
+    workers : int, str or None
+        ``N`` processes on this machine (1, or None: this process), ``"auto"`` (one per core),
         ``"tcp://HOST:PORT"`` (a Dask scheduler) or ``"local:N"`` (N Dask workers on 127.0.0.1,
-        started for the job).
+        started for the job; ``"local"``: one per core).
 
     Examples
     --------
@@ -159,8 +159,13 @@ def where(workers: int | str = 1) -> Where:
     return Where(count, None)
 
 
-def resolve_workers(value: int | str) -> int:
-    """The number of workers ``value`` asks for (``"auto"``: the cores this process may use)."""
+def resolve_workers(value: int | str | None, scheduler: str | None = None) -> int:
+    """The number of workers ``value`` asks for (``"auto"``: the cores this process may use).
+
+    Not given (None): one, this process, except with the scheduler ``"local"``, whose cluster
+    gets a worker per core."""
+    if value is None:
+        value = "auto" if scheduler == "local" else 1
     if value == "auto":
         from workbench.ensemble.executors import auto_workers
 
