@@ -144,7 +144,8 @@ def ensemble(
         ``N`` processes (1: this process), ``"auto"``, ``"tcp://HOST:PORT"`` (a Dask scheduler)
         or ``"local:N"`` (N Dask workers on 127.0.0.1 for the job).
     output : path, optional
-        The file to write as the ensemble runs (default: a temporary file; ``.save`` copies).
+        The file to write as the ensemble runs (default: a file in a new temporary folder,
+        left for the result to read; ``.save`` copies it).
     compression : {"gzip", None}
         Of the records.
     resume : bool

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from reverse.goals.markov import KINDS, STATE_NAMES
 from reverse.pasts.conditioned import CONDITIONED_BUDGET
 from reverse.pasts.training import MAX_TRAIN_STEPS
@@ -229,8 +231,30 @@ class CompareResult(TaskResult):
         )
         return folder
 
-    def to_xarray(self):  # pragma: no cover - a report of statistics, no common axes
-        raise NotImplementedError("the plausibility measure is a report: see .measurement")
+    def to_xarray(self):
+        """Per ``statistic`` (its key; ``label`` and ``unit`` as coordinates): the medians of
+        the throws, the second throws and the backward runs, and the total-variation distance
+        forward vs backward (``tv``), its ``floor`` (forward vs forward) and their ``ratio``."""
+        from workbench.store.xarray_view import make_dataset
+
+        rows = self.measurement.comparison.rows
+        dim = ("statistic",)
+
+        def column(name):
+            return [np.nan if r.get(name) is None else float(r[name]) for r in rows]
+
+        variables = {
+            name: (dim, column(name), {"units": "as the statistic's unit"})
+            for name in ("median_forward", "median_forward2", "median_backward")
+        }
+        for name in ("tv", "floor", "ratio"):
+            variables[name] = (dim, column(name), {"units": "1"})
+        coords = {
+            "statistic": [r["key"] for r in rows],
+            "label": (dim, [r["label"] for r in rows]),
+            "unit": (dim, [r["unit"] for r in rows]),
+        }
+        return make_dataset(variables, coords, {"seed": self.entropy})
 
     def text(self) -> str:
         """The report as ``workbench markov compare`` prints it."""
@@ -319,6 +343,8 @@ def markov_compare(
     >>> c = workbench.markov_compare("markov_block", "markov_block", 2, seed=1, duration=0.2)
     >>> c.text().splitlines()[0].split()[:2]
     ['statistic', 'unit']
+    >>> c.to_xarray().tv.dims
+    ('statistic',)
     """
     from reverse.pasts.samplers import measure_plausibility
     from reverse.pasts.training import thrown_body, training_problem

@@ -60,6 +60,13 @@ class ReverseResult(TaskResult):
     Attributes
     ----------
     scene : Scene
+    options : SimpleNamespace
+        The options as run: the call's, completed from the scene's ``reverse:`` section and
+        checked (``dt``, ``duration``, ``contacts``, ``energy_limit``, ``verify_tolerance``...).
+    attrs : dict
+        The file's root attributes (:func:`reverse.pasts.files.reverse_attrs`).
+    parts : FileParts or None
+        What the confirmation and the verification add to the file.
     trajectory : Trajectory or None
         The single run in forward time order (stitched to ``then_forward``'s continuation).
     run : reverse.runs.run.ReverseResult or None
