@@ -13,7 +13,7 @@ numbers as arrays, ``.to_xarray()`` and ``.save(path)`` (the command's file, byt
 
 The tasks: :func:`run`, :func:`ensemble`, :func:`reverse`, :func:`pasts`, :func:`sensitivity`,
 :func:`infer`, :func:`design`, :func:`inverse`, :func:`validate`, :func:`markov_train`,
-:func:`markov_compare` (:mod:`workbench.tasks`). The
+:func:`markov_compare`, :func:`replay` (:mod:`workbench.tasks`). The
 building blocks: :class:`Scene`, :func:`load_scene`, :func:`run_scene`, :class:`State`,
 :class:`Trajectory`, :func:`write_trajectory`, :func:`read_trajectory`, :func:`open_dataset`.
 ``__all__`` lists the API; every other module is internal (``docs/architecture.md``).
@@ -64,6 +64,7 @@ _TASKS = {
     "validate": "workbench.tasks.validate",
     "markov_train": "workbench.tasks.markov",
     "markov_compare": "workbench.tasks.markov",
+    "replay": "workbench.tasks.replay",
 }
 _LAZY.update(_TASKS)
 

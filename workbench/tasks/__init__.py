@@ -22,6 +22,7 @@ function           module                           command
 ``validate``       :mod:`workbench.tasks.validate`   ``workbench validate``
 ``markov_train``   :mod:`workbench.tasks.markov`     ``workbench markov train``
 ``markov_compare`` :mod:`workbench.tasks.markov`     ``workbench markov compare``
+``replay``         :mod:`workbench.tasks.replay`     ``workbench replay``
 =================  ===============================  ==========================================
 
 The layer sits above :mod:`reverse` and below :mod:`workbench.cli` (``docs/architecture.md``);

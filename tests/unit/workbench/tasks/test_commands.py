@@ -149,6 +149,15 @@ def test_validate_writes_the_bytes_its_function_saves(tmp_path, capsys, validati
     assert _sha(by_command) == _sha(by_function)
 
 
+def test_replay_writes_the_page_its_function_saves(tmp_path, capsys):
+    run = tmp_path / "fall.h5"
+    workbench.run("falling_object", duration=0.2).save(run)
+    by_command, by_function = tmp_path / "command.html", tmp_path / "function.html"
+    assert main(["replay", str(run), "--html", str(by_command)]) == 0
+    workbench.replay(run).save(by_function)
+    assert _sha(by_command) == _sha(by_function)
+
+
 def test_markov_compare_writes_the_folder_its_function_saves(tmp_path, capsys):
     by_command, by_function = tmp_path / "command", tmp_path / "function"
     argv = ["markov", "compare", "markov_block", "--table", "markov_block", "-n", "2", "--seed",

@@ -23,11 +23,12 @@ MODULES = [
     "workbench.tasks.inverse",
     "workbench.tasks.validate",
     "workbench.tasks.markov",
+    "workbench.tasks.replay",
     "workbench.store.xarray_view",
 ]
 
 TASKS = ["run", "ensemble", "reverse", "pasts", "sensitivity", "infer", "design", "inverse",
-         "validate", "markov_train", "markov_compare"]  # fmt: skip
+         "validate", "markov_train", "markov_compare", "replay"]  # fmt: skip
 
 #: What a task's signature must not show: the executors' plumbing of the library beneath.
 PLUMBING = ("executor", "scheduler", "ref", "sampler", "SceneRef", "Recipe", "entropy")
@@ -47,7 +48,8 @@ def test_help_shows_a_plain_signature_and_an_example(name):
     function = getattr(workbench, name)
     parameters = inspect.signature(function).parameters
     assert not set(parameters) & set(PLUMBING)
-    assert "workers" in parameters or name in ("run", "infer", "design", "inverse", "validate")
+    assert "workers" in parameters or name in ("run", "infer", "design", "inverse", "validate",
+                                               "replay")  # fmt: skip
     text = pydoc.render_doc(function, renderer=pydoc.plaintext)
     assert f"{name}(" in text and "Examples" in text and ">>> " in text
 
