@@ -85,7 +85,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import workbench.ensemble.run as run_module  # noqa: E402
+from workbench.ensemble import run as run_module  # noqa: E402
 from workbench.ensemble.cluster import local_dask_cluster  # noqa: E402
 from workbench.ensemble.realization import (  # noqa: E402
     nominal_realization,

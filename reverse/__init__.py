@@ -17,6 +17,10 @@ Five wings, each importing only the ones above it (``tests/test_architecture.py`
    the throw law they share (:mod:`reverse.pasts.training`), conditioned forward pasts
    (:mod:`reverse.pasts.conditioned`) and the plausibility measure that compares samples
    (:mod:`reverse.pasts.measure`).
+
+Its public use is through the tasks ``workbench.reverse`` and ``workbench.pasts``
+(:mod:`workbench.tasks`): ``__all__`` is empty, and every module here is internal to the project
+(``docs/architecture.md``, "The public API"), documented for those who extend it.
 """
 
 __all__: list[str] = []

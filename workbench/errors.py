@@ -17,11 +17,18 @@ __all__ = [
     "EventNotFoundError",
     "MarkovModelError",
     "OptionError",
+    "WorkbenchWarning",
 ]
 
 
 class WorkbenchError(Exception):
     """Base class: an error caused by the user's input, reported as one line."""
+
+
+class WorkbenchWarning(UserWarning):
+    """A remark on a task's input that does not stop it (a scene that declares nothing random,
+    bodies that overlap in the scene's state, hints after the run's end): issued by the tasks
+    as soon as it is known, printed by the command line as ``workbench COMMAND: ...``."""
 
 
 class LocatedError(WorkbenchError):

@@ -115,3 +115,12 @@ def test_the_python_example_of_the_site_runs(monkeypatch):
     text = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
     block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     exec(compile(block, "docs/index.md", "exec"), {})
+
+
+@pytest.mark.slow  # 3-5 s each: an ensemble on two processes, reverse runs, a Sobol' design
+@pytest.mark.parametrize("guide", ["ensembles.md", "reverse.md", "sensitivity.md"])
+def test_the_python_examples_of_the_guides_run(guide, tmp_path, monkeypatch):
+    """The "From Python" examples of the guides (the tasks, issue 37) run as written."""
+    monkeypatch.chdir(tmp_path)
+    (code,) = _blocks(REPO / "docs" / guide, "python")
+    exec(compile(code, guide, "exec"), {})

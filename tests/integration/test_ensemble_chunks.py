@@ -16,9 +16,9 @@ import h5py
 import numpy as np
 import pytest
 
-import workbench.ensemble.run as run_module
 from tests.conftest import SCENES, WORKBENCH, cli_env, kill_and_resume, run_workbench
 from tests.integration.test_ensemble import assert_same_file
+from workbench.ensemble import run as run_module
 from workbench.ensemble.realization import sample_realization
 from workbench.ensemble.run import SceneRef, realization_rng, run_ensemble
 

@@ -39,8 +39,9 @@ def _no_run(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("the reverse run started")
 
-    monkeypatch.setattr("workbench.cli.reverse.run_reverse", started)
-    monkeypatch.setattr("workbench.cli.reverse.sample_reverse_runs", started)
+    # the task imports them when it runs
+    monkeypatch.setattr("reverse.runs.run.run_reverse", started)
+    monkeypatch.setattr("reverse.runs.sampling.sample_reverse_runs", started)
 
 
 def _coincident_spheres(write_scene):
@@ -198,7 +199,7 @@ def test_markov_train_refuses_a_training_too_long(monkeypatch, tmp_path, capsys)
     def started(*args, **kwargs):
         raise AssertionError("the training started")
 
-    monkeypatch.setattr("workbench.cli.markov.train", started)
+    monkeypatch.setattr("reverse.pasts.training.train", started)  # as the task imports it
     out = tmp_path / "m.json"
     assert main(["markov", "train", "markov_block", "-n", "5", "--duration", "1e4", "-o", out]) == 2
     line = _one_error_line(capsys)

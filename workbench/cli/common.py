@@ -22,10 +22,19 @@ from typing import Any
 
 from tqdm import tqdm
 
-from workbench.errors import OptionError, StoreError
+from workbench.errors import StoreError
 from workbench.scene.catalog import find_scene
 from workbench.scene.loader import load_scene, parse_override
 from workbench.scene.model import Scene
+from workbench.tasks.inputs import (
+    MAX_COUNT,
+    check_count,
+    check_positive,
+    check_seed,
+    resolve_workers,
+    seed_entropy,
+    where,
+)
 
 __all__ = [
     "add_set_argument",
@@ -33,15 +42,16 @@ __all__ = [
     "add_spec_arguments",
     "add_workers_arguments",
     "add_verify_arguments",
-    "parse_verify_tolerance",
     "parse_overrides",
     "load_scene_arguments",
+    "MAX_COUNT",
     "check_positive",
     "check_count",
     "check_seed",
     "seed_entropy",
     "check_sampling_options",
     "interrupted",
+    "task_workers",
     "check_output",
     "hold_output_lock",
     "add_report_arguments",
@@ -130,36 +140,6 @@ def add_verify_arguments(
     parser.set_defaults(verify_radius=f"{m:g},{deg:g}")
 
 
-def parse_verify_tolerance(args: argparse.Namespace) -> None:
-    """``args.verify_tolerance`` ("M,DEG[,M,DEG]") as ``args.verify_tolerance`` and
-    ``args.verify_radius``, each (m, rad); a one-line error unless positive numbers."""
-    text = str(args.verify_tolerance)
-    parts = text.split(",")
-    if len(parts) == 4:
-        tol, radius = ",".join(parts[:2]), ",".join(parts[2:])
-    elif len(parts) == 2:
-        tol, radius = text, args.verify_radius
-    else:
-        raise OptionError(
-            "--verify-tolerance", f"expected M,DEG or M,DEG,M,DEG (e.g. 0.01,5), got {text!r}"
-        )
-    args.verify_tolerance = _pose_pair(tol, text)
-    args.verify_radius = _pose_pair(radius, text)
-
-
-def _pose_pair(pair: str, text: str) -> tuple[float, float]:
-    """``"M,DEG"`` as (m, rad)."""
-    try:
-        a, b = (float(x) for x in pair.split(","))
-    except ValueError:
-        raise OptionError(
-            "--verify-tolerance", f"expected numbers M,DEG[,M,DEG] (e.g. 0.01,5), got {text!r}"
-        ) from None
-    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
-        raise OptionError("--verify-tolerance", f"expected positive numbers, got {text!r}")
-    return a, math.radians(b)
-
-
 def add_spec_arguments(parser: argparse.ArgumentParser, spec_help: str, set_help: str) -> None:
     """SPEC (an inference or inverse spec) and --set."""
     parser.add_argument("spec", help=spec_help)
@@ -189,62 +169,6 @@ def load_scene_arguments(
     return path, overrides, load_scene(path, dict(overrides))
 
 
-def check_positive(
-    option: str,
-    value: float | None,
-    *,
-    what: str = "number",
-    allow_zero: bool = False,
-    finite: bool = True,
-) -> None:
-    """Raise :class:`OptionError` naming ``--option`` unless ``value`` is None or positive.
-
-    Parameters
-    ----------
-    option : str
-        The option's name without the dashes.
-    value : float or None
-        None (not given) always passes.
-    what : str
-        What was expected after "a positive", e.g. ``"number of seconds"``.
-    allow_zero : bool
-        Accept 0 ("a non-negative ...").
-    finite : bool
-        Also reject infinity; ``run`` and ``ensemble`` leave it to the scene's settings, whose
-        message names the field.
-    """
-    if value is None:
-        return
-    ok = (value >= 0 if allow_zero else value > 0) and (not finite or math.isfinite(value))
-    if not ok:
-        sign = "a non-negative" if allow_zero else "a positive"
-        raise OptionError(f"--{option}", f"expected {sign} {what}, got {value}")
-
-
-#: Largest count a command takes (-n, --workers, ...). A store preallocates per-realization
-#: arrays (completed, recorded, parameters: about 20 bytes per realization and more per
-#: parameter), so 1e8 realizations already need gigabytes before anything runs; beyond that a
-#: count is a typo, and beyond 2**63 it would not even fit the file's integers.
-MAX_COUNT = 10**8
-
-
-def check_count(option: str, value: int, what: str) -> None:
-    """Raise :class:`OptionError` naming ``option`` unless 1 <= ``value`` <= :data:`MAX_COUNT`.
-
-    Parameters
-    ----------
-    option : str
-        The option as typed, e.g. ``"-n"`` or ``"--workers"``.
-    value : int
-    what : str
-        What is counted, singular (``"realization"``); the message says "at least 1 realization".
-    """
-    if value < 1:
-        raise OptionError(option, f"expected at least 1 {what}, got {value}")
-    if value > MAX_COUNT:
-        raise OptionError(option, f"expected at most {MAX_COUNT:.0e} {what}s, got {value}")
-
-
 def workers_value(text: str) -> int | str:
     """``--workers``: a whole number or ``auto`` (one per core; its count is checked with the
     other options by :func:`check_count` after :func:`resolve_workers`)."""
@@ -258,49 +182,13 @@ def workers_value(text: str) -> int | str:
         ) from None
 
 
-def resolve_workers(value: int | str | None, scheduler: str | None = None) -> int:
-    """The number of workers ``--workers`` asks for (``auto``: the cores this process may use).
-
-    Not given (None): one, this process, except with ``--scheduler local``, whose cluster gets
-    a worker per core, as a user trying Dask on one machine expects of it."""
-    if value is None:
-        from workbench.ensemble.executors import LOCAL_SCHEDULER
-
-        value = "auto" if scheduler == LOCAL_SCHEDULER else 1
-    if value == "auto":
-        from workbench.ensemble.executors import auto_workers
-
-        return auto_workers()
-    return int(value)
-
-
-def check_seed(value: int | None) -> None:
-    """Raise :class:`OptionError` naming ``--seed`` unless it is None or a non-negative integer
-    (numpy's ``SeedSequence`` takes no negative entropy)."""
-    if value is not None and value < 0:
-        raise OptionError("--seed", f"expected a non-negative integer, got {value}")
-
-
-def seed_entropy(value: int | None) -> int:
-    """The entropy a command seeds with: ``--seed``, or a fresh one drawn from the operating
-    system (``SeedSequence().entropy``) that the command prints and stores, so that the run can
-    be made again."""
-    if value is not None:
-        return int(value)
-    import numpy as np
-
-    return int(np.random.SeedSequence().entropy)
-
-
 def check_sampling_options(args: argparse.Namespace, what: str) -> tuple[tuple[str, Any], ...]:
     """The checks of the commands that run ``-n`` realizations over workers or a scheduler
     (``ensemble``, ``sensitivity``), before the scene loads: ``--scheduler`` (a typo fails at
     once), ``-n`` (counting ``what``), ``--workers`` (``auto`` resolved in ``args``), ``--seed``,
     ``--dt`` and ``--duration``. Returns the parsed ``--set`` overrides."""
     if args.scheduler is not None:
-        from workbench.ensemble.run import check_scheduler_address
-
-        check_scheduler_address(args.scheduler)
+        where(args.scheduler)  # a malformed address fails here, before the scene loads
     overrides = parse_overrides(args)
     check_count("-n", args.n, what)
     args.workers = resolve_workers(args.workers, args.scheduler)
@@ -309,6 +197,16 @@ def check_sampling_options(args: argparse.Namespace, what: str) -> tuple[tuple[s
     for name in ("dt", "duration"):
         check_positive(name, getattr(args, name), what="number of seconds", finite=False)
     return overrides
+
+
+def task_workers(args: argparse.Namespace) -> int | str:
+    """``--workers`` and ``--scheduler`` as the tasks' one ``workers`` argument
+    (:func:`workbench.tasks.inputs.where`): N, a scheduler's address, or ``"local:N"``."""
+    if args.scheduler is None:
+        return args.workers
+    if args.scheduler == "local":
+        return "local" if args.workers is None else f"local:{args.workers}"
+    return args.scheduler
 
 
 def interrupted(command: str, out: Path) -> int:
@@ -430,6 +328,9 @@ class ProgressBar:
     def advance(self, done: int, total: int) -> None:
         """Show ``done`` of ``total`` (a :data:`Progress` callback)."""
         done, total = _whole(done, "done"), _whole(total, "total")
+        if self._bar is not None and done < self._done:  # a new phase (runs, then verified)
+            self._bar.close()
+            self._bar = None
         if self._bar is None:
             # what was done before the work started (a resumed ensemble's realizations) is the
             # bar's initial count, not progress: the rate and ETA count only this run's work

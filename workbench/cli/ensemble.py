@@ -17,14 +17,9 @@ from workbench.cli.common import (
     check_sampling_options,
     interrupted,
     progress_bar,
+    task_workers,
     workers_value,
 )
-from workbench.ensemble.run import (
-    LOCAL_SCHEDULER,
-    SceneRef,
-    run_ensemble,
-)
-from workbench.errors import OptionError
 from workbench.scene.catalog import find_scene
 
 __all__ = ["add_ensemble_parser", "cmd_ensemble"]
@@ -96,39 +91,23 @@ def add_ensemble_parser(sub) -> None:
 
 
 def cmd_ensemble(args) -> int:
-    """``workbench ensemble`` (the work is :func:`workbench.ensemble.run.run_ensemble`)."""
+    """``workbench ensemble`` (the work is :func:`workbench.ensemble`)."""
+    from workbench.tasks.ensemble import ensemble
+
     overrides = check_sampling_options(args, "realization")
-    if args.dashboard is not None and args.scheduler != LOCAL_SCHEDULER:
-        raise OptionError(
-            "--dashboard", "only with --scheduler local (a cluster you started has its own)"
-        )
     path = find_scene(args.scene)
-    ref = SceneRef(str(path), overrides, args.dt, args.duration, force=args.force)
-    scene = ref.load()  # validate before anything runs
-    if not scene.is_random:
-        print(
-            f"workbench ensemble: note: {path} declares nothing random; every realization "
-            "will equal the nominal run",
-            file=sys.stderr,
-        )
     out = Path(args.output or f"{path.stem}_ensemble.h5")
     if not args.resume:  # --resume opens OUTPUT, and says so if it is missing
         check_output(out)
     try:
         with progress_bar(args.n, "realizations", delay=0.0, quiet=args.quiet) as advance:
-            result = run_ensemble(
-                ref,
-                args.n,
-                out,
-                entropy=args.seed,
-                workers=args.workers,
-                scheduler=args.scheduler,
-                resume=args.resume,
-                progress=advance,
-                timestamp=args.timestamp,
-                dashboard=args.dashboard,
+            result = ensemble(
+                path, args.n, set=dict(overrides), dt=args.dt, duration=args.duration,
+                seed=args.seed, workers=task_workers(args), output=out,
                 compression=None if args.compression == "none" else args.compression,
-            )
+                resume=args.resume, force=args.force, timestamp=args.timestamp,
+                dashboard=args.dashboard, progress=advance,
+            )  # fmt: skip
     except KeyboardInterrupt:
         return interrupted("ensemble", out)
     failed = len(result.failed)

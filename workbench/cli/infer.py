@@ -1,22 +1,12 @@
 """``workbench infer`` and ``workbench design``: Bayesian parameter estimation and optimal
-measurement times from one inference spec (the work is :mod:`workbench.analysis.inference`)."""
+measurement times from one inference spec (the work is :func:`workbench.infer` and
+:func:`workbench.design`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from workbench.analysis.inference import (
-    design_report,
-    fit_curves,
-    format_design,
-    format_inference,
-    inference_report,
-    load_spec,
-    parse_counts,
-    run_design,
-    run_inference,
-)
 from workbench.cli.common import (
     add_report_arguments,
     add_spec_arguments,
@@ -26,7 +16,6 @@ from workbench.cli.common import (
     parse_overrides,
     print_written,
     progress_bar,
-    write_report,
 )
 from workbench.scene.catalog import find_spec
 
@@ -118,50 +107,50 @@ def add_design_parser(sub) -> None:
 
 
 def cmd_infer(args) -> int:
-    """``workbench infer`` (the work is :func:`workbench.analysis.inference.run_inference`)."""
-    _check_report_arguments(args)
-    spec = load_spec(find_spec(args.spec), dict(parse_overrides(args)))
-    with progress_bar(0, "MCMC steps") as advance:
-        result = run_inference(spec, exact=args.exact, seed=args.seed, progress=advance)
-    write_report(args, inference_report(result), format_inference)
-    if args.plot:
-        # matplotlib takes half a second to import: only when --plot asks for figures
-        from workbench.figures.inference import write_inference_plots
+    """``workbench infer`` (the work is :func:`workbench.infer`)."""
+    from workbench.tasks.inference import infer
 
-        written = write_inference_plots(result, args.plot, fit=fit_curves(result), units=spec.units)
-        print_written(args, written)
+    _check_report_arguments(args)
+    with progress_bar(0, "MCMC steps") as advance:
+        result = infer(
+            find_spec(args.spec), set=dict(parse_overrides(args)), exact=args.exact,
+            seed=args.seed, progress=advance,
+        )  # fmt: skip
+    _report(args, result)
     if not result.converged:
-        print(f"workbench infer: {spec.source}: {'; '.join(result.problems())}", file=sys.stderr)
+        print(f"workbench infer: {result.spec.source}: {'; '.join(result.problems())}",
+              file=sys.stderr)  # fmt: skip
         return 1
     return 0
 
 
 def cmd_design(args) -> int:
-    """``workbench design`` (the work is :func:`workbench.analysis.inference.run_design`)."""
-    _check_report_arguments(args)
-    spec = load_spec(find_spec(args.spec), dict(parse_overrides(args)))
-    with progress_bar(0, "designs") as advance:
-        run = run_design(
-            spec,
-            etas=args.eta,
-            counts=None if args.n is None else parse_counts(args.n),
-            parameters=args.param,
-            correlation_length=args.lam,
-            seed=args.seed,
-            progress=advance,
-        )
-    report = design_report(run)
-    write_report(args, report, format_design)
-    if args.plot:
-        # matplotlib takes half a second to import: only when --plot asks for figures. The
-        # design figures' axes are times (s), entropies (nat), N and η: no spec unit is needed.
-        from workbench.figures.inference import write_design_plots
+    """``workbench design`` (the work is :func:`workbench.design`)."""
+    from workbench.tasks.inference import design
 
-        print_written(args, write_design_plots(run, args.plot))
-    if not report["converged"]:
-        print(f"workbench design: {spec.source}: some designs were not confirmed", file=sys.stderr)
+    _check_report_arguments(args)
+    path = find_spec(args.spec)
+    with progress_bar(0, "designs") as advance:
+        result = design(
+            path, set=dict(parse_overrides(args)), eta=args.eta, n=args.n, param=args.param,
+            lam=args.lam, seed=args.seed, progress=advance,
+        )  # fmt: skip
+    _report(args, result)
+    if not result.converged:
+        print(f"workbench design: {result.run.spec.source}: some designs were not confirmed",
+              file=sys.stderr)  # fmt: skip
         return 1
     return 0
+
+
+def _report(args, result) -> None:
+    """The report to ``-o`` (``result.save``) and stdout, and the figures to ``--plot``
+    (matplotlib takes half a second to import: only when asked)."""
+    if args.output:
+        result.save(args.output)
+    print(result.text.rstrip("\n") if args.json else result.format())
+    if args.plot:
+        print_written(args, result.plot(args.plot))
 
 
 def _check_report_arguments(args) -> None:

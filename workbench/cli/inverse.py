@@ -8,17 +8,12 @@ plotted by :mod:`workbench.figures.inverse`; this module wires them, prints and 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from uncertainty.errors import UncertaintyError
-from workbench.analysis.inverse import format_report, load_inverse_spec, report, run_spec
 from workbench.cli.common import (
     add_spec_arguments,
     check_output,
-    check_positive,
-    check_seed,
     hold_output_lock,
     parse_overrides,
     progress_bar,
@@ -90,45 +85,27 @@ def add_inverse_parser(sub) -> None:
 
 
 def cmd_inverse(args) -> int:
-    def log(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
+    """``workbench inverse`` (the work is :func:`workbench.inverse`)."""
+    from workbench.tasks.inverse import inverse
 
-    check_positive("mcs", args.mcs, what="number of samples", allow_zero=True)
-    check_seed(args.seed)
     check_output(args.output)
     check_output(args.plot)
     hold_output_lock(args, args.output, args.plot)
     try:
-        spec = load_inverse_spec(find_spec(args.spec), dict(parse_overrides(args)))
         with progress_bar(0, "model calls", quiet=args.quiet) as advance:
-            result, mc, seconds = run_spec(
-                spec,
-                method=args.method,
-                sorm=True if args.sorm else None,
-                mcs=args.mcs,
-                seed=args.seed,
-                log=log,
-                progress=advance,
-            )
+            result = inverse(
+                find_spec(args.spec), set=dict(parse_overrides(args)), mcs=args.mcs,
+                seed=args.seed, method=args.method, sorm=args.sorm, progress=advance,
+            )  # fmt: skip
     except UncertaintyError as exc:  # the spec's fault, found while solving
         print(f"workbench inverse: {args.spec}: {exc}", file=sys.stderr)
         return 2
-    rep = report(result, mc, seconds)
-    if args.output:
-        out = Path(args.output)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(rep, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(out)
-        log(f"wrote {out}")
-    if args.plot:
-        from workbench.figures.inverse import plot_cdfs  # matplotlib: only with --plot
-
-        plot_cdfs(rep, args.plot, spec.description, units=spec.units)
-        log(f"wrote {args.plot}")
-    if args.json:
-        print(json.dumps(rep, indent=1))
-    else:
-        print(format_report(rep))
-    converged = all(all(v["converged"]) for v in rep["variables"].values())
-    return 0 if converged else 1
+    log = [*result.log]
+    for path, write in ((args.output, result.save), (args.plot, result.plot)):
+        if path:
+            write(path)
+            log.append(f"wrote {path}")
+    if not args.quiet:
+        print("\n".join(log), file=sys.stderr, flush=True)
+    print(result.text.rstrip("\n") if args.json else result.format())
+    return 0 if result.converged else 1

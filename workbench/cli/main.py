@@ -16,9 +16,10 @@ import importlib
 import os
 import re
 import sys
+import warnings
 
 from workbench import __version__
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, WorkbenchWarning
 
 __all__ = ["COMMANDS", "MODULES", "main", "build_parser"]
 
@@ -135,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         # the output locks a command holds (common.hold_output_lock), released when it ends
-        with contextlib.ExitStack() as args.held_locks:
+        with contextlib.ExitStack() as args.held_locks, warnings.catch_warnings():
+            # the tasks' remarks (WorkbenchWarning), one line each as they come
+            warnings.simplefilter("always", WorkbenchWarning)
+            warnings.showwarning = _remark(args.command)
             return int(args.func(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench {args.command}: {_one_line(exc)}", file=sys.stderr)
@@ -148,6 +152,20 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `workbench stats f.h5 | head`: the reader left
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _remark(command: str):
+    """``warnings.showwarning`` of a command: a task's :class:`WorkbenchWarning` as one line
+    ``workbench COMMAND: ...`` on stderr; any other warning as Python shows it."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, WorkbenchWarning):
+            print(f"workbench {command}: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    return show
 
 
 def _command(argv: list[str]) -> str | None:

@@ -1,29 +1,23 @@
 """``workbench markov train``: train the contact-transition table of the reverse stepper's Markov
-model (thin: parsing and output; the work is :func:`reverse.pasts.training.train`);
-``workbench markov compare``: the plausibility measure of a table (:mod:`reverse.pasts.measure`)."""
+model (thin: parsing and output; the work is :func:`workbench.markov_train`);
+``workbench markov compare``: the plausibility measure of a table
+(:func:`workbench.markov_compare`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-from reverse.goals.markov import KINDS, STATE_NAMES
-from reverse.pasts.conditioned import CONDITIONED_BUDGET
-from reverse.pasts.training import MAX_TRAIN_STEPS, thrown_body, train, training_problem
-from uncertainty.two_sample import DEFAULT_BINS
 from workbench.cli.common import (
     add_scene_arguments,
-    check_count,
-    check_positive,
-    check_seed,
     hold_output_lock,
-    load_scene_arguments,
+    parse_overrides,
     progress_bar,
-    seed_entropy,
 )
 from workbench.errors import MarkovModelError, SceneError
+from workbench.scene.catalog import find_scene
+from workbench.tasks.markov import CONDITIONED_BUDGET, DEFAULT_BINS, KINDS, MAX_TRAIN_STEPS
 
 __all__ = ["add_markov_parser", "cmd_markov_train", "cmd_markov_compare"]
 
@@ -207,168 +201,71 @@ def add_markov_parser(sub) -> None:
     cp.set_defaults(func=cmd_markov_compare)
 
 
-#: ``markov compare --backward NAME=VALUE``: the names, the setting each sets
-#: (:data:`reverse.pasts.samplers.BACKWARD_CONTROLS`) and how its value is read (the values
-#: ``workbench reverse`` takes for the option of that name).
-BACKWARD_OPTIONS = {
-    "restitution-blend": ("restitution_blend", float),
-    "angular-damping": ("angular_damping", float),
-    "linear-damping": ("linear_damping", float),
-    "contacts": ("persist_contacts", {"persist": True}.__getitem__),
-    "heading": ("heading", {"scene": False, "random": True}.__getitem__),
-}
-
-
-def _parse_backward(texts) -> dict:
-    """``--backward NAME=VALUE`` options as settings of :data:`BACKWARD_OPTIONS`."""
-    out = {}
-    for text in texts:
-        name, _, value = text.partition("=")
-        if name not in BACKWARD_OPTIONS:
-            raise SceneError(
-                "--backward", "", f"expected NAME=VALUE, NAME among {', '.join(BACKWARD_OPTIONS)};"
-                f" got {text!r}"
-            )  # fmt: skip
-        key, read = BACKWARD_OPTIONS[name]
-        try:
-            out[key] = read(value)
-        except (KeyError, ValueError):
-            raise SceneError("--backward", "", f"{name}: unexpected value {value!r}") from None
-    for key in ("restitution_blend", "angular_damping", "linear_damping"):
-        check_positive(f"backward {key.replace('_', '-')}", out.get(key), allow_zero=True)
-    return out
-
-
 def _no_subcommand(parser) -> int:
     parser.print_help(sys.stderr)
     return 2
 
 
 def cmd_markov_train(args) -> int:
-    path, overrides, scene = load_scene_arguments(args)
-    thrown_body(scene)  # exactly one moving body, before any work
-    for name in ("dt", "duration"):
-        check_positive(name, getattr(args, name), what="number of seconds")
-    check_count("-n", args.n, "run")
-    check_seed(args.seed)
-    check_count("--workers", args.workers, "worker")
-    dt = args.dt or scene.settings.dt
-    duration = args.duration or scene.settings.duration
-    problem = training_problem(args.n, duration, dt)  # refuses < 1 or uncountable steps too
-    if problem and not args.force:
-        raise SceneError("--duration", "", f"{problem}; pass --force to train anyway")
-    entropy = seed_entropy(args.seed)
+    """``workbench markov train`` (the work is :func:`workbench.markov_train`)."""
+    from workbench.tasks.markov import markov_train
+
+    path = find_scene(args.scene)
     out = Path(args.output or f"{path.stem}_markov.json")
     if not out.parent.is_dir():
         raise MarkovModelError(f"{out}: the directory {out.parent} does not exist")
     hold_output_lock(args, out)
-    sets = "".join(f" --set {s}" for s in args.overrides)
-    kind = "" if args.kind == "plain" else f" --kind {args.kind}"  # plain: as before
-    command = (
-        f"workbench markov train {args.scene} -n {args.n} --seed {entropy} --dt {dt!r} "
-        f"--duration {duration!r}{kind}{sets}"
-    )
-    t0 = time.perf_counter()
     with progress_bar(args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
-        model, runs = train(
-            path,
-            args.n,
-            entropy,
-            overrides=overrides,
-            dt=dt,
-            duration=duration,
-            workers=args.workers,
-            command=command,
-            progress=advance,
-            kind=args.kind,
-        )
-    wall = time.perf_counter() - t0
-    try:
-        model.save(out)
-    except OSError as exc:
-        raise MarkovModelError(f"{out}: cannot write: {exc.strerror}") from None
+        result = markov_train(
+            args.scene, args.n, set=dict(parse_overrides(args)), dt=args.dt,
+            duration=args.duration, seed=args.seed, workers=args.workers, kind=args.kind,
+            force=args.force, progress=advance,
+        )  # fmt: skip
+    result.save(out)
     if not args.quiet:
-        steps = sum(len(r.states) - 1 for r in runs)
-        print(
-            f"wrote {out}: {args.n} runs of {duration:g} s at dt = {dt:.6g} s ({steps} steps) "
-            f"in {wall:.2f} s, seed {entropy}"
-        )
-        P = model.probabilities
-        print("P(state at t - dt | state at t), per step:")
-        print("  t \\ t-dt " + "".join(f"{s:>10}" for s in STATE_NAMES))
-        for i, name in enumerate(STATE_NAMES):
-            print(f"  {name:>8} " + "".join(f"{x:10.5f}" for x in P[i]))
-        if model.hazards is not None:
-            dwell = ", ".join(
-                f"{kind} {STATE_NAMES[i]} {model.hazards.mean_dwell(kind, i):.3g} s"
-                for kind, i in sorted(model.hazards.tables)
-            )
-            print(f"mean dwell until a drop (semi-Markov): {dwell}")
+        lines = result.lines()
+        print("\n".join([f"wrote {out}: {lines[0]}", *lines[1:]]))
     return 0
 
 
 def cmd_markov_compare(args) -> int:
-    from reverse.pasts.measure import format_measurement
-    from reverse.pasts.samplers import measure_plausibility
-    from reverse.runs.run import check_reversible, plan_reverse_run
-    from workbench.figures.plausibility import plot_measurement
-    from workbench.scene.catalog import find_data
+    """``workbench markov compare`` (the work is :func:`workbench.markov_compare`)."""
+    from workbench.tasks.markov import markov_compare
 
-    path, overrides, scene = load_scene_arguments(args)
-    thrown_body(scene)  # exactly one moving body, before any work
-    check_reversible(scene)
-    for name in ("dt", "duration"):
-        check_positive(name, getattr(args, name), what="number of seconds")
-    check_count("-n", args.n, "run")
-    check_seed(args.seed)
-    check_count("--workers", args.workers, "worker")
-    if args.n < 2:
-        raise SceneError("-n", "", f"expected at least 2 runs per sample, got {args.n}")
-    backward = _parse_backward(args.backward)
-    if args.bins < 2:
-        raise SceneError("--bins", "", f"expected at least 2 bins, got {args.bins}")
-    dt = args.dt or scene.settings.dt
-    duration = args.duration or scene.settings.duration
-    problem = training_problem(2 * args.n, duration, dt)
-    if not problem:
-        option = "--dt" if args.dt else "--duration"
-        plan = plan_reverse_run(
-            duration, dt, len(scene.bodies), runs=args.n, held=args.workers, option=option
-        )
-        problem = plan.problem()
-    if problem and not args.force:
-        raise SceneError("--duration", "", f"{problem}; pass --force to run it anyway")
-    table = find_data(args.table, what="contact-transition table")
-    if args.verify_budget is not None and not args.conditioned:
-        raise SceneError("--verify-budget", "", "needs --conditioned")
-    if args.conditioned:
-        check_count("--verify-budget", CONDITIONED_BUDGET if args.verify_budget is None
-                    else args.verify_budget, "PyBullet run")  # fmt: skip
-    entropy = seed_entropy(args.seed)
+    path = find_scene(args.scene)
     out = Path(args.output or f"{path.stem}_plausibility")
     if out.exists() and not out.is_dir():
         raise SceneError("-o", "", f"{out} exists and is not a folder")
     if not out.parent.is_dir():
         raise SceneError("-o", "", f"the folder {out.parent} does not exist")
     hold_output_lock(args, out)
-    t0 = time.perf_counter()
     parts = 3 + int(args.conditioned)
     with progress_bar(parts * args.n, "runs", delay=0.0, quiet=args.quiet) as advance:
-        run = measure_plausibility(
-            path, scene, table, n=args.n, seed=entropy, dt=dt, duration=duration,
-            overrides=tuple(overrides), hints=args.hints, backward=backward,
-            conditioned=args.conditioned, verify_budget=args.verify_budget, bins=args.bins,
-            workers=args.workers, progress=advance,
+        result = markov_compare(
+            args.scene, args.table, args.n, set=dict(parse_overrides(args)), dt=args.dt,
+            duration=args.duration, seed=args.seed, workers=args.workers, hints=args.hints,
+            backward=_pairs(args.backward), conditioned=args.conditioned,
+            verify_budget=args.verify_budget, bins=args.bins, force=args.force,
+            progress=advance,
             names={"scene": args.scene, "table": args.table, "sets": args.overrides},
         )  # fmt: skip
-    wall = time.perf_counter() - t0
-    out.mkdir(exist_ok=True)
-    (out / "plausibility.json").write_text(run.to_json(), encoding="utf-8")
-    figures = ", ".join(plot_measurement(run.figure_samples(), run.comparison.values, dt, out))
+    result.save(out)
     if not args.quiet:
-        print(format_measurement(run))
+        print(result.text())
         print(
-            f"wrote {out}/plausibility.json, {figures}: {parts} x {args.n} runs "
-            f"of {duration:g} s at dt = {dt:.6g} s in {wall:.1f} s, seed {entropy}"
+            f"wrote {out}/plausibility.json, {', '.join(result.figures)}: {parts} x {args.n} "
+            f"runs of {result.duration:g} s at dt = {result.dt:.6g} s in "
+            f"{result.wall_seconds:.1f} s, seed {result.entropy}"
         )
     return 0
+
+
+def _pairs(texts) -> dict:
+    """``--backward NAME=VALUE`` options as a mapping (checked by the task)."""
+    out = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep:
+            raise SceneError("--backward", "", f"expected NAME=VALUE, got {text!r}")
+        out[name] = value
+    return out

@@ -1,6 +1,6 @@
 """``workbench pasts``: conditioned forward pasts of a scene whose one moving body rests on a flat
 ground (thin: checks, the file and the summary; the work is
-:func:`reverse.pasts.conditioned.conditioned_pasts`). The realizations follow the reverse runs'
+:func:`workbench.pasts`). The realizations follow the reverse runs'
 conventions (:func:`reverse.runs.run.run_reverse`), so `workbench replay` and `inspect` read them as
 they read a ``workbench reverse --samples`` file."""
 
@@ -8,31 +8,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
-
-from reverse.pasts.conditioned import CONDITIONED_BUDGET, MAX_THROWS_PER_PAST, final_rest_body
-from reverse.pasts.files import write_conditioned_pasts
-from reverse.runs.run import plan_reverse_run
-from reverse.runs.verify import DEFAULT_RADIUS
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
     add_verify_arguments,
     add_workers_arguments,
-    check_count,
-    check_positive,
-    check_seed,
     hold_output_lock,
-    load_scene_arguments,
-    parse_verify_tolerance,
+    parse_overrides,
     progress_bar,
-    seed_entropy,
+    task_workers,
 )
-from workbench.ensemble.run import SceneRef
-from workbench.errors import SceneError
+from workbench.scene.catalog import find_scene
+from workbench.tasks.pasts import CONDITIONED_BUDGET, DEFAULT_RADIUS, MAX_THROWS_PER_PAST
 
 __all__ = ["add_pasts_parser", "cmd_pasts"]
 
@@ -91,115 +80,44 @@ def add_pasts_parser(sub) -> None:
 
 
 def cmd_pasts(args) -> int:
-    path, overrides, scene = load_scene_arguments(args)
-    if args.duration is None:
-        if "duration" not in scene.settings.model_fields_set:
-            raise SceneError(
-                "--duration", "", "expected the pasts' duration, s (the scene sets none)"
-            )
-        args.duration = scene.settings.duration
-    for name in ("dt", "duration"):
-        check_positive(name, getattr(args, name))
-    check_seed(args.seed)
-    check_count("-n", args.n, "past")
-    if args.max_throws is not None:
-        check_count("--max-throws", args.max_throws, "throw")
-    check_count("--workers", args.workers, "worker")
-    parse_verify_tolerance(args)
-    check_count("--verify-budget", args.verify_budget, "PyBullet run")
-    # the file run_conditioned writes, held from before it computes
-    hold_output_lock(args, args.output or f"{path.stem}_pasts.h5")
-    return run_conditioned(args, path, overrides, scene)
+    """``workbench pasts`` (the work is :func:`workbench.pasts`)."""
+    from workbench.tasks.pasts import pasts
 
-
-def run_conditioned(args, path, overrides, scene) -> int:
-    """K pasts sampled forward (:func:`reverse.pasts.conditioned.
-    conditioned_pasts`) in the scene as ``workbench run`` builds it, written as realizations."""
-    from reverse.pasts.conditioned import conditioned_pasts, conditioned_summary
-    from reverse.runs.verify import verify_settings
-    from workbench.sim.forward import start_overlap as overlap_of
-
-    k_asked = args.n
-    dt = args.dt or scene.settings.dt
-    option = "--dt" if args.dt else "--duration"
-    held = k_asked + (1 if args.scheduler else args.workers)  # kept + in flight here
-    plan = plan_reverse_run(
-        args.duration, dt, len(scene.bodies), runs=k_asked, held=held, option=option
-    )
-    problem = plan.problem("forward")
-    if problem and not args.force:
-        what = f"{k_asked} pasts of {args.duration:g} s at dt = {dt:g} s are"
-        raise SceneError(option, "", f"{what} {problem}; pass --force to run them anyway")
-    body = final_rest_body(scene, dt, args.verify_tolerance)
-    limit = MAX_THROWS_PER_PAST * k_asked if args.max_throws is None else args.max_throws
-    entropy = seed_entropy(args.seed)
-    ref = SceneRef(str(path), tuple(sorted(dict(overrides).items())), dt=args.dt)
-    settings = verify_settings(args.verify_budget, args.verify_tolerance, args.verify_radius)
-    t0 = time.perf_counter()
-    with progress_bar(k_asked, "pasts", quiet=args.quiet) as advance:
-        kept, tried = conditioned_pasts(
-            ("scene", ref),
-            k_asked,
-            entropy,
-            duration=args.duration,
-            settings=settings,
-            max_throws=limit,
-            trajectory=True,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=advance,
-        )
-    wall = time.perf_counter() - t0
-    summary = conditioned_summary(kept, tried, k_asked)
+    path = find_scene(args.scene)
+    out = Path(args.output or f"{path.stem}_pasts.h5")
+    hold_output_lock(args, out)  # the file the pasts go to, held from before they compute
+    with progress_bar(args.n, "pasts", quiet=args.quiet) as advance:
+        result = pasts(
+            path, args.n, set=dict(parse_overrides(args)), dt=args.dt, duration=args.duration,
+            seed=args.seed, workers=task_workers(args), max_throws=args.max_throws,
+            verify_budget=args.verify_budget, verify_tolerance=args.verify_tolerance,
+            force=args.force, timestamp=args.timestamp, progress=advance,
+        )  # fmt: skip
+    summary, kept, tried = result.summary, result.kept, result.tried
     statuses = ", ".join(f"{n} {s}" for s, n in summary["by_status"].items())
     if not kept:
+        name = result.scene.bodies[result.body].name
         print(
-            f"workbench pasts: {path}: none of {len(tried)} throws (--max-throws {limit}) "
-            f"came to rest on {scene.bodies[body].name}'s final face and was confirmed "
+            f"workbench pasts: {path}: none of {len(tried)} throws (--max-throws "
+            f"{result.max_throws}) came to rest on {name}'s final face and was confirmed "
             f"({statuses}); nothing written",
             file=sys.stderr,
         )
         return 1
-    complete = len(kept) == k_asked
-    out = Path(args.output or f"{path.stem}_pasts.h5")
-    write_conditioned_pasts(
-        out, scene, kept, tried, summary, body=body, dt=dt, asked=k_asked, max_throws=limit,
-        settings=settings, entropy=entropy,
-        start_overlap=overlap_of(scene.with_settings(dt=dt)).depth, timestamp=args.timestamp,
-    )  # fmt: skip
+    result.save(out)
     if not args.quiet:
-        print(_conditioned_report(summary, kept, body, wall))
-    if not complete:
+        print("\n".join(result.report_lines()))
+    if not result.complete:
         print(
-            f"workbench pasts: {path}: only {len(kept)} of {k_asked} pasts found in "
-            f"{len(tried)} throws (--max-throws {limit}; {statuses}); wrote them to {out} "
-            "(attribute conditioned_complete = 0)",
+            f"workbench pasts: {path}: only {len(kept)} of {args.n} pasts found in "
+            f"{len(tried)} throws (--max-throws {result.max_throws}; {statuses}); wrote them to "
+            f"{out} (attribute conditioned_complete = 0)",
             file=sys.stderr,
         )
         return 1
     if not args.quiet:
         print(
-            f"wrote {out}: {len(kept)} conditioned forward pasts of {args.duration:g} s (replay "
-            f"one with --realization i) in {wall:.1f} s"
+            f"wrote {out}: {len(kept)} conditioned forward pasts of {result.duration:g} s "
+            f"(replay one with --realization i) in {result.wall_seconds:.1f} s"
         )
     return 0
-
-
-def _conditioned_report(summary: dict, kept, body: int, wall: float) -> str:
-    """A few lines: what the sample took, its residuals, and its earliest states' range."""
-    s = summary
-    statuses = ", ".join(f"{s_} {n}" for s_, n in s["by_status"].items())
-    speed = [float(np.linalg.norm(r.earliest[body, 7:10])) for r in kept]
-    spin = [float(np.linalg.norm(r.earliest[body, 10:13])) for r in kept]
-    return "\n".join(
-        [
-            f"conditioned forward pasts: kept {s['kept']} of {s['asked']} asked from "
-            f"{s['throws']} throws ({statuses})",
-            f"PyBullet runs: {s['pybullet_runs']} in {wall:.1f} s, "
-            f"{s['pybullet_runs_per_kept']:.3g} per kept past (refinement "
-            f"{s['refinement_runs_per_kept']:.3g}); median residual "
-            f"{s['median_residual_position_m']:.3g} m, {s['median_residual_angle_deg']:.3g} deg",
-            f"earliest states: speed {min(speed):.3g}-{max(speed):.3g} m/s, spin "
-            f"{min(spin):.3g}-{max(spin):.3g} rad/s",
-        ]
-    )

@@ -6,27 +6,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from workbench.cli.common import (
     add_scene_arguments,
     add_timestamp_argument,
     check_output,
-    check_positive,
-    load_scene_arguments,
+    hold_output_lock,
+    parse_overrides,
     progress_bar,
 )
-from workbench.scene.loader import scene_to_json
-from workbench.sim.forward import (
-    MAX_RECORD_BYTES,
-    MAX_STEPS,
-    check_run_size,
-    run_scene,
-    start_overlap,
-)
-from workbench.store import write_trajectory
-from workbench.store.lock import output_lock
+from workbench.scene.catalog import find_scene
+from workbench.tasks.run import MAX_RECORD_BYTES, MAX_STEPS
 
 __all__ = ["add_run_parser", "cmd_run"]
 
@@ -64,32 +55,21 @@ def add_run_parser(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    """``workbench run`` (the work is :func:`workbench.sim.forward.run_scene`)."""
-    path, _, scene = load_scene_arguments(args)
-    for name in ("dt", "duration"):
-        check_positive(name, getattr(args, name), what="number of seconds", finite=False)
-    scene = scene.with_settings(dt=args.dt, duration=args.duration)
-    check_run_size(scene, force=args.force)
+    """``workbench run`` (the work is :func:`workbench.run`)."""
+    from workbench.tasks.run import run
+
+    path = find_scene(args.scene)
     out = Path(args.output or f"{path.stem}.h5")
     check_output(out)  # before the run, not after it
-    # the one lock of every writer (workbench/store/lock.py): an ensemble writing the same file
-    # refuses this run, and this run refuses the ensemble, for as long as it computes and writes
-    with output_lock(out):
-        overlap = start_overlap(scene)
-        if overlap.warning(path):
-            print(f"workbench run: {overlap.warning(path)}", file=sys.stderr)
-        t0 = time.perf_counter()
-        with progress_bar(scene.settings.n_steps, "steps", quiet=args.quiet) as advance:
-            traj = run_scene(scene, progress=advance, force=args.force)
-        wall = time.perf_counter() - t0
-        write_trajectory(
-            out,
-            traj,
-            scene_text=scene.source_text,
-            scene_json=scene_to_json(scene),
-            timestamp=args.timestamp,
-            extra_attrs={"start_overlap": overlap.depth},
-        )
+    # the one lock of every writer (workbench/store/lock.py), for as long as it computes and writes
+    hold_output_lock(args, out)
+    with progress_bar(0, "steps", quiet=args.quiet) as advance:
+        result = run(
+            path, set=dict(parse_overrides(args)), dt=args.dt, duration=args.duration,
+            force=args.force, timestamp=args.timestamp, progress=advance,
+        )  # fmt: skip
+    result.save(out)
+    traj, scene, wall = result.trajectory, result.scene, result.wall_seconds
     if traj.status != "ok":
         print(
             f"workbench run: {path}: {traj.message}; wrote {out} with {traj.n_times} records "

@@ -21,9 +21,11 @@ from workbench.cli.common import (
     hold_output_lock,
     interrupted,
     progress_bar,
+    task_workers,
     workers_value,
 )
 from workbench.errors import OptionError
+from workbench.scene.catalog import find_scene
 
 __all__ = ["add_sensitivity_parser", "cmd_sensitivity"]
 
@@ -114,46 +116,32 @@ def add_sensitivity_parser(sub) -> None:
 
 
 def cmd_sensitivity(args) -> int:
-    """``workbench sensitivity`` (the work is
-    :func:`workbench.analysis.sensitivity.run_sensitivity`)."""
-    from workbench.analysis.sensitivity import run_sensitivity
-    from workbench.ensemble.report import sensitivity_lines
-    from workbench.ensemble.run import SceneRef
-    from workbench.scene.catalog import find_scene
+    """``workbench sensitivity`` (the work is :func:`workbench.sensitivity`)."""
+    from workbench.tasks.sensitivity import sensitivity
 
     overrides = check_sampling_options(args, "sample")
     if args.second_order and args.method != "sobol":
         raise OptionError("--second-order: only with --method sobol")
     path = find_scene(args.scene)
-    ref = SceneRef(str(path), overrides, args.dt, args.duration, force=args.force)
     out = Path(args.file or f"{path.stem}_sensitivity.h5")
     if not args.resume:
         check_output(out)
-    hold_output_lock(args, out)  # the analysis writes after run_ensemble, which takes it too
+    hold_output_lock(args, out)  # the analysis writes after the ensemble, which takes it too
     try:
         with progress_bar(0, "realizations", delay=0.0, quiet=args.quiet) as advance:
-            result = run_sensitivity(
-                ref,
-                out,
-                outputs=args.outputs,
-                observers=args.observers,
-                method=args.method,
-                n=args.n,
-                grouping=args.group_by,
-                second_order=args.second_order,
-                entropy=args.seed,
-                workers=args.workers,
-                scheduler=args.scheduler,
-                resume=args.resume,
+            result = sensitivity(
+                path, args.n, output=args.outputs, observer=args.observers,
+                method=args.method, group_by=args.group_by, second_order=args.second_order,
+                set=dict(overrides), dt=args.dt, duration=args.duration, seed=args.seed,
+                workers=task_workers(args), file=out, resume=args.resume, force=args.force,
                 progress=advance,
-            )
+            )  # fmt: skip
     except KeyboardInterrupt:
         return interrupted("sensitivity", out)
     if not args.quiet:
-        for line in sensitivity_lines(out):
-            print(line)
+        print("\n".join(result.lines()))
         print(
             f"wrote {out}: {result.ran} realizations run in {result.wall_seconds:.1f} s "
-            f"(analysis {result.analysis_seconds:.1f} s); seed {result.spec.entropy}"
+            f"(analysis {result.analysis_seconds:.1f} s); seed {result.entropy}"
         )
     return 0

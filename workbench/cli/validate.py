@@ -8,10 +8,8 @@ reliability metrics of Ao, Hu & Mahadevan (2017). The model is streamed in block
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from workbench.analysis.validation import validate_files
 from workbench.cli.common import check_output, hold_output_lock
 
 __all__ = ["add_validate_parser", "cmd_validate"]
@@ -85,41 +83,32 @@ def add_validate_parser(sub) -> None:
 
 
 def cmd_validate(args) -> int:
-    """``workbench validate`` (the work is :func:`workbench.analysis.validation.validate_files`)."""
+    """``workbench validate`` (the work is :func:`workbench.validate`)."""
+    from workbench.tasks.validate import validate
+
     check_output(args.output)
     check_output(args.plot)
     hold_output_lock(args, args.output, args.plot)
-    metrics = (
-        ("instantaneous", "first_passage", "accumulated")
-        if args.metric == "all"
-        else (args.metric.replace("-", "_"),)
-    )
-    report = validate_files(
-        args.model,
-        args.experiments,
-        args.observer,
-        metrics=metrics,
-        component=args.component,
-        lam=args.lam,
-        epsilon=args.epsilon,
-        interpolate=args.interpolate,
+    result = validate(
+        args.model, args.experiments, args.observer, component=args.component,
+        metric=args.metric, lam=args.lam, epsilon=args.epsilon, interpolate=args.interpolate,
         chunk_size=args.chunk_size,
-    )
+    )  # fmt: skip
     if args.output:
-        Path(args.output).write_text(json.dumps(report.to_json(), indent=1) + "\n")
+        result.save(args.output)
     if args.plot:
-        _validation_plot(args, report)
+        result.plot(args.plot, model_name=Path(args.model).name)
     if args.json:
-        print(json.dumps(report.to_json(), indent=1))
+        print(result.text.rstrip("\n"))
         return 0
-    threshold = _threshold(report, "eps")
+    report = result.report
     excluded = f", {report.n_excluded} incomplete left out" if report.n_excluded else ""
     n_exp = len(report.experiments)
     print(
         f"{report.observer}.{report.component}: {report.n_model} model realizations"
         f"{excluded}, {n_exp} experiment{'s' if n_exp != 1 else ''}, {report.time.size} instants "
         f"in [{report.window[0]:g}, {report.window[1]:g}] s"
-        f"{' (model interpolated)' if report.interpolated else ''}; {threshold}"
+        f"{' (model interpolated)' if report.interpolated else ''}; {result.threshold_text()}"
     )
     print(f"  {'metric':<15}{'r(t_end)':>10}{'min':>10}{'mean':>10}")
     for name, row in report.summary().items():
@@ -131,32 +120,3 @@ def cmd_validate(args) -> int:
         if path:
             print(f"wrote {path}")
     return 0
-
-
-def _validation_plot(args, report) -> None:
-    # matplotlib (half a second to import) only when --plot asks for a figure
-    from workbench.figures.validation import plot_validation
-
-    n_exp = len(report.experiments)
-    threshold = _threshold(report, "ε")
-    plot_validation(
-        report.time,
-        report.metrics,
-        args.plot,
-        model_sample=report.model_sample,
-        experiments=report.experiment_values,
-        experiment_labels=report.experiments,
-        quantity=f"{report.observer}.{report.component}",
-        unit=report.unit,
-        title=f"validation of {report.observer}.{report.component}: {Path(args.model).name} "
-        f"({report.n_model} realizations) against {n_exp} experiment{'s' if n_exp != 1 else ''}"
-        f", {threshold}",
-    )
-
-
-def _threshold(report, symbol: str) -> str:
-    """ "eps = 0.05 m" or "eps = 0.08 |experiment|": the threshold the metrics used."""
-    if "lambda" in report.threshold:
-        return f"{symbol} = {report.threshold['lambda']:g} |experiment|"
-    unit = f" {report.unit}" if report.unit else ""
-    return f"{symbol} = {report.threshold['epsilon']:g}{unit}"

@@ -30,6 +30,7 @@ __all__ = [
     "plot_ensemble_convergence",
     "sensitivity_summary",
     "sensitivity_lines",
+    "summary_lines",
     "plot_sensitivity",
 ]
 
@@ -288,3 +289,84 @@ def plot_ensemble_convergence(path, name: str, out) -> Path:
         _finite_rows(Y, store, f"observer '{name}'")
         time = store.schema.time
     return plot_convergence(mean_square_convergence(Y, time), name, out, unit=info["unit"])
+
+
+def _number(value: float | None, width: int) -> str:
+    """``value`` right-aligned in ``width`` columns, or "-" when it does not exist."""
+    return f"{value:>{width}.6g}" if value is not None else f"{'-':>{width}}"
+
+
+def summary_lines(path, info: dict) -> list[str]:
+    """The text ``workbench stats`` prints for :func:`ensemble_summary`'s ``info`` of the file at
+    ``path`` (with its sensitivity indices, :func:`sensitivity_lines`)."""
+    lines: list[str] = []
+    lines.append(
+        f"{info['path']}: {info['n_completed']} of {info['n_realizations']} realizations "
+        f"completed; status {info['status_counts']}; seed {info['seed_entropy'] or '-'}"
+    )
+    if info["n_completed"] < 2:
+        lines.append(
+            "note: fewer than 2 completed realizations, so no spread: parameters, bands and "
+            "convergence need at least 2 (run the ensemble with a larger -n)"
+        )
+    if info["params"]:
+        lines.append(
+            "sampled parameters (mean, standard deviation, coefficient of variation std/|mean|, "
+            "min, max; unit):"
+        )
+        units = info.get("param_units", {})
+        for key, val in info["params"].items():
+            unit = _unit(units.get(key, ""))
+            for j, st in enumerate(val if isinstance(val, list) else [val]):
+                label = key if not isinstance(val, list) else f"{key}[{j}]"
+                if st.get("n"):
+                    lines.append(
+                        f"  {label:<28} {st['mean']:>12.6g} {st['std']:>12.6g} "
+                        f"{st['cv']:>8.3f} {st['min']:>12.6g} {st['max']:>12.6g} {unit}"
+                    )
+    for line in sensitivity_lines(path):
+        lines.append(line)
+    if info["observers_without_finite_records"]:
+        names = ", ".join(info["observers_without_finite_records"])
+        lines.append(f"observers without a finite record in any realization: {names}")
+    if not info["observers"]:
+        if not info["observers_without_finite_records"]:
+            lines.append("observers: none (the scene declares none)")
+        return lines
+    lines.append(
+        f"observers (peak |nominal run|, peak |ensemble mean|, widest {100 * info['p_c']:g}% "
+        "confidence band over time; unit):"
+    )
+    width = max(
+        len(f"{name}.{row['component']}")
+        for name, obs in info["observers"].items()
+        for row in obs["components"]
+    )
+    for name, obs in info["observers"].items():
+        for row in obs["components"]:
+            unit = f" {row['unit']}" if row["unit"] else ""
+            label = f"{name}.{row['component']}"
+            lines.append(
+                f"  {label:<{width}} {_number(row.get('nominal_peak'), 12)}"
+                f" {row['mean_peak']:>12.6g} {_number(row['band_max_width'], 12)}{unit}"
+            )
+        change = obs["convergence_change_last_10pct"]
+        trend = (
+            f"changed {100 * change:.2f}% over the last 10% of realizations"
+            if change is not None
+            else "one realization, no trend"
+        )
+        unit = _unit(obs["components"][0]["unit"] if obs["components"] else "")
+        conv_unit = f"{unit} s^0.5" if not unit.startswith("(") else "s^0.5"
+        lines.append(f"  {name}: conv(n) = {obs['convergence_final']:.6g} {conv_unit}, {trend}")
+    lines.append(
+        "conv(n): root mean square of the response over the n realizations and the run "
+        "(Batou & Soize 2012, Sec. 3.4); an ensemble is large enough when it stops changing"
+    )
+    return lines
+
+
+def _unit(unit: str) -> str:
+    """A unit for a table column: "1" and "" (a ratio or a parameter the scene gives no unit)
+    said as such."""
+    return {"": "(no unit given)", "1": "(ratio)"}.get(unit, unit)

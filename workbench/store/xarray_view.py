@@ -54,7 +54,7 @@ from workbench.store.schema import JOINT_FIELDS
 if TYPE_CHECKING:
     import xarray
 
-__all__ = ["open_dataset", "store_to_dataset"]
+__all__ = ["open_dataset", "store_to_dataset", "make_dataset"]
 
 _INSTALL = (
     "the xarray view needs the optional dependency xarray: pip install "
@@ -112,6 +112,35 @@ def open_dataset(
         ds = _dataset(xr, target, realizations)
         ds.attrs["group"] = "/" + name
         return ds
+
+
+def make_dataset(
+    variables: dict[str, tuple], coords: dict | None = None, attrs: dict | None = None
+) -> xarray.Dataset:
+    """An :class:`xarray.Dataset` from plain arrays, for results that are not stores (the
+    reports of inference, design, inverse simulation and validation).
+
+    Parameters
+    ----------
+    variables : dict
+        Name -> ``(dims, values)`` or ``(dims, values, attrs)`` (``attrs`` with ``units``).
+    coords : dict, optional
+        Dimension name -> values.
+    attrs : dict, optional
+        The dataset's attributes.
+
+    Examples
+    --------
+    >>> ds = make_dataset({"h": (("time",), [1.0, 0.5], {"units": "m"})}, {"time": [0.0, 0.1]})
+    >>> ds.h.attrs["units"], ds.h.dims
+    ('m', ('time',))
+    """
+    xr = _xarray()
+    return xr.Dataset(
+        {name: xr.Variable(*spec) for name, spec in variables.items()},
+        coords=coords or {},
+        attrs=attrs or {},
+    )
 
 
 def store_to_dataset(store: Store, realizations: Iterable[int] | None = None) -> xarray.Dataset:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import workbench.ensemble.streaming as streaming
 from tests.unit.workbench.test_store import make_trajectory
+from workbench.ensemble import streaming as streaming
 from workbench.ensemble.statistics import (
     confidence_band,
     mean_response,

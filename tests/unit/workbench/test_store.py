@@ -10,8 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
-import workbench.ensemble.run as run_module
 from tests.conftest import SCENES
+from workbench.ensemble import run as run_module
 from workbench.ensemble.run import SceneRef
 from workbench.errors import StoreError
 from workbench.sim.state import STATE_FIELDS, Trajectory

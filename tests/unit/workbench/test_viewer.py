@@ -154,7 +154,7 @@ def test_render_frames_bad_arguments(fall, tmp_path, kwargs, match):
 def test_too_many_frames_are_refused(fall, tmp_path, monkeypatch):
     """0.2 s at 1000 frames per second, slowed down 100 times: 20001 frames, beyond a limit of
     1000 (the real MAX_FRAMES needs a longer run than this test should render)."""
-    import workbench.replay.viewer as viewer
+    from workbench.replay import viewer
 
     assert MAX_FRAMES >= 100_000
     monkeypatch.setattr(viewer, "MAX_FRAMES", 1000)
@@ -775,7 +775,7 @@ def test_replay_gives_up_on_a_window_that_never_opens(fall, fake_x, monkeypatch)
     connect never returns, holding the GIL (no thread dies; nothing to see but silence). After
     VIEWER_SILENCE_TIMEOUT without a sign of life the viewer's process is killed (its
     connection to the display closes) and the replay says so."""
-    import workbench.replay.viewer as viewer
+    from workbench.replay import viewer
 
     scene, traj = fall
     server = fake_x(SETUP_SUCCESS, then=_extension_reply(True), later="silent")

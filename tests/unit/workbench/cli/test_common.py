@@ -6,7 +6,8 @@ import argparse
 
 import pytest
 
-from workbench.cli.common import resolve_workers, workers_value
+from workbench.cli.common import workers_value
+from workbench.tasks.inputs import resolve_workers
 from workbench.ensemble.executors import auto_workers
 
 

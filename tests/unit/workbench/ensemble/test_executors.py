@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-import workbench.ensemble.executors as executors
-import workbench.ensemble.run as run_module
+from workbench.ensemble import executors as executors
+from workbench.ensemble import run as run_module
 from workbench.ensemble.executors import bounded_map
 from workbench.errors import WorkbenchError
 

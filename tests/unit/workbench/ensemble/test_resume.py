@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import workbench.ensemble.resume as resume
+from workbench.ensemble import resume as resume
 
 
 def _difference(then, now) -> str:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-import workbench.ensemble.executors as executors
-import workbench.ensemble.run as run_module
 from tests.conftest import SCENES
+from workbench.ensemble import executors as executors
+from workbench.ensemble import run as run_module
 from workbench.ensemble.run import SceneRef, run_ensemble
 from workbench.scene.loader import scene_to_json
 from workbench.store import StoreSchema
