@@ -18,16 +18,20 @@ before::
 Building the scene runs PyBullet (``n = 100``: 3 s of settling, about 3 s wall); the settled
 state is kept per process (:func:`settled_bodies`), so :func:`hints` reads the same poses.
 
-Materials: restitution 0 on the floor and walls, so a landing is plastic and a hint may give any
-leaving speed (a bounce goal on a contact of positive restitution is held below the cut-off ε,
-Twigg & James 2008 §3.1); restitution 0.5 on the spheres (0.25 between two spheres), friction 0.1
-(0.01 between spheres), rolling friction 0.001 m. A leaving sphere at 5 m/s stays in the air
-for the rest of the 1 s run, so no backward landing (which restitution 0 cannot undo) occurs.
+Materials: restitution 0 on the floor, so a landing is plastic and a hint may give any leaving
+speed (a bounce goal on a contact of positive restitution is held below the cut-off ε, Twigg &
+James 2008 §3.1); restitution 1 on the spheres, so sphere–sphere and sphere–wall contacts are
+elastic — their goals stay below ε, so a leaving sphere does not push its packed neighbours, and
+a backward collision between spheres does not divide a speed by a restitution below 1 (§4 "Rapid
+velocity growth"); friction 0.1 (0.01 between spheres), rolling friction 0.001 m. A sphere
+leaving at 5 m/s stays in the air for the rest of the 1 s run, so no backward landing (which
+restitution 0 cannot undo) occurs.
 
-Status (issue 38): with the scene's settings the run empties the bin (97 of 100 spheres above the
-walls at the earliest state) in about 12 s wall, but the audit fails: spheres still packed beside
-the leaving ones are pushed along the floor and reach 11.7 m/s (allowed 1.5 × 5.66) and 232 rad/s
-(allowed 1.5 × 108). docs/studies/large-islands.md lists the variants measured.
+Measured (issue 38; idle-ish 2-core machine, load average ≈ 2): 1 s back at 1/120 s in 12 s wall,
+the audit passed (peak speed 5.2 m/s, spin 40 rad/s, overlaps ≤ 0.51 mm), 98 of 100 spheres
+out of the bin at the earliest state; its largest island LCP has 440 rows. Seeds 1–2 pass too;
+seed 3's run ends at its first step on an LCP of 253 rows that Lemke and its ladder leave on a
+ray (docs/studies/large-islands.md).
 
 References
 ----------
@@ -85,7 +89,12 @@ def _drop_layout(n: int, side: int, radius: float, seed: int) -> np.ndarray:
 
 
 def _bin(
-    side: int, radius: float, wall_height: float, restitution: float, tilt_deg: float
+    side: int,
+    radius: float,
+    wall_height: float,
+    restitution: float,
+    wall_restitution: float,
+    tilt_deg: float,
 ) -> list[dict]:
     """Ground, a floor tilted by ``tilt_deg`` about y (its top face through the origin, falling
     towards +x) and four walls: a bin ``side`` grid pitches wide inside, of restitution
@@ -117,7 +126,7 @@ def _bin(
                 "shape": {"type": "box", "half_extents": ext},
                 "position": pos,
                 "fixed": True,
-                "material": dict(surface),
+                "material": dict(surface, restitution=float(wall_restitution)),
             }
         )
     return bodies
@@ -126,8 +135,8 @@ def _bin(
 @lru_cache(maxsize=4)
 def settled_bodies(
     n: int, side: int, radius: float, mass: float, friction: float, rolling_friction: float,
-    restitution: float, ground_restitution: float, wall_height: float, tilt_deg: float,
-    settle: float, seed: int,
+    restitution: float, ground_restitution: float, wall_restitution: float, wall_height: float,
+    tilt_deg: float, settle: float, seed: int,
 ) -> tuple:  # fmt: skip
     """The bin and the spheres where PyBullet leaves them after pouring and ``settle`` s.
 
@@ -143,7 +152,7 @@ def settled_bodies(
         "restitution": float(restitution),
         "rolling_friction": float(rolling_friction),
     }
-    bodies = _bin(side, radius, wall_height, ground_restitution, tilt_deg)
+    bodies = _bin(side, radius, wall_height, ground_restitution, wall_restitution, tilt_deg)
     spheres = []
     for i, p in enumerate(_drop_layout(n, side, radius, seed)):
         spheres.append(
@@ -192,8 +201,9 @@ def build(
     mass: float = 0.1,
     friction: float = 0.1,
     rolling_friction: float = 0.001,
-    restitution: float = 0.5,
+    restitution: float = 1.0,
     ground_restitution: float = 0.0,
+    wall_restitution: float = 1.0,
     wall_height: float = 0.15,
     tilt_deg: float = 5.0,
     settle: float = 3.0,
@@ -243,7 +253,8 @@ def build(
     side = _side(n, layers)
     bodies = settled_bodies(
         n, side, float(radius), float(mass), float(friction), float(rolling_friction),
-        float(restitution), float(ground_restitution), float(wall_height), float(tilt_deg),
+        float(restitution), float(ground_restitution), float(wall_restitution),
+        float(wall_height), float(tilt_deg),
         float(settle), int(seed),
     )  # fmt: skip
     return {

@@ -55,16 +55,22 @@ def test_pour_that_spills_is_refused():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 38 open: the 100-sphere run empties the bin but its audit fails "
-    "(packed neighbours reach 11.7 m/s and 232 rad/s; docs/studies/large-islands.md)",
-)
-def test_poured_pile_reverse_passes_its_audit(tmp_path):
+def test_poured_pile_reverse_empties_the_bin_and_passes_its_audit(tmp_path):
+    """The demo as shipped: 1 s back at 1/120 s with the scene's settings; the run is ``ok``,
+    its audit passed, and at the earliest state at most 5 of the 100 spheres are still in the
+    bin below its walls (measured: 2)."""
     out = tmp_path / "pile.h5"
     r = run_main("reverse", PILE, "-o", out)
+    assert r.returncode == 0, r.stdout + r.stderr
     with h5py.File(out) as f:
         audit = json.loads(f.attrs["audit"])
-        assert f["diagnostics/lcp_failed"][...].sum() == 0
+        status = f["status"][0].decode()
+        names = [n.decode() for n in f["body_names"][:]]
+        earliest = f["states/position"][0, 0]
+    assert status == "ok"
     assert audit["passed"], audit["problems"]
-    assert r.returncode == 0, r.stderr
+    spheres = np.array([earliest[k] for k, n in enumerate(names) if n.startswith("s")])
+    half = 0.5 * 10 * 2.4 * 0.05  # the bin's inner half width (10 grid pitches of 2.4 radii)
+    wall = 0.15  # m, the walls' height
+    inside = (np.abs(spheres[:, :2]).max(axis=1) < half) & (spheres[:, 2] < wall)
+    assert len(spheres) == 100 and inside.sum() <= 5, inside.sum()
