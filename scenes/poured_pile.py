@@ -4,7 +4,7 @@ The scene is the FINAL state of the motion, as PyBullet leaves it: ``n`` spheres
 jittered grid above a square bin whose floor slopes by ``tilt_deg`` (5°), run forward for
 ``settle`` s at 1/240 s. They roll down the slope and come to rest packed against the low wall and
 each other — touching, with no gaps put in by hand (unlike ``spelling_balls``, whose balls rest
-2 mm apart so that each is its own island): with the defaults, 100 spheres and about 230
+2 mm apart so that each is its own island): with the defaults, 100 spheres and about 190
 sphere–sphere contacts, carrying the downhill weight from sphere to sphere (a statically
 indeterminate force network; ``--set layers=2 --set tilt_deg=0`` pours a two-layer heap
 instead). Stepped backward with the hints of :func:`hints`, the bin empties: each sphere, the
@@ -30,8 +30,8 @@ restitution 0 cannot undo) occurs.
 Measured (issue 38; idle-ish 2-core machine, load average ≈ 2): 1 s back at 1/120 s in 12 s wall,
 the audit passed (peak speed 5.2 m/s, spin 40 rad/s, overlaps ≤ 0.51 mm), 98 of 100 spheres
 out of the bin at the earliest state; its largest island LCP has 440 rows. Seeds 1–2 pass too;
-seed 3's run ends at its first step on an LCP of 253 rows that Lemke and its ladder leave on a
-ray (docs/studies/large-islands.md).
+seed 3's run stops 0.35 s back, on an island LCP of 253 rows that Lemke, its ladder and the
+frictionless retry leave on a ray (docs/studies/large-islands.md).
 
 References
 ----------
