@@ -42,10 +42,21 @@ projected Gauss–Seidel at 1e-6), when an interpreter imports Siconos; ``method
 on our residual (else ``unverified`` or ``no answer``, with Siconos' ``info``, or ``timeout``
 after ``--siconos-timeout`` seconds), ``lcp s`` its solve time.
 
+``--relaxation`` (with ``--load``): the study of docs/studies/large-islands.md "The monotone
+relaxation" on each stored LCP. Making the normal rows blind to the friction-cone slacks (``M̃`` =
+``M`` with ``M̃[F, S] = −M[S, F]ᵀ``, ``S`` the slack rows, ``F`` the others) gives the LCP of
+Anitescu's convex relaxation (a monotone LCP: its symmetric part is ``[[G, 0], [0, 0]]`` with ``G``
+the PSD Delassus block), which an interior point solves reliably; its answer solves ``M`` too
+wherever no contact both carries a load and slips (sticks on a cone's edge with a positive slack).
+Rows: the interior point (Mehrotra predictor–corrector on the reduced SPD Newton system, dense
+Cholesky), its answer's residual on the stored ``M``, the contacts loaded and slipping; three
+rounds of the fixed point that moves ``μ λ`` into ``q`` of the normal rows (De Saxcé's modified
+velocity, Acary et al. 2011); and Lemke's advanced start from two bases guessed from the answer.
+
 ``OPENBLAS_NUM_THREADS`` is set to 1 unless given (see ``benchmarks/lcp.py``).
 
 Usage: ``python benchmarks/island.py [--n 100] [--steps 5] [--settle 3] [--save F | --load F
-[--dense] [--siconos]] [--save-z F] [--replay-block B …] [--replay-z F …]``
+[--dense] [--siconos] [--relaxation]] [--save-z F] [--replay-block B …] [--replay-z F …]``
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import scipy.linalg as scipy_linalg  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -326,6 +338,133 @@ def _run_stored(data, keys, path: str, dense: bool) -> None:
         prev = res.basis
 
 
+#: Interior-point stop of the relaxation study: complementarity gap and residual of ``w = M̃z + q``
+#: per row in the equilibrated units (``max|M̂| ≈ max|q̂| = 1``); 1e-13 is ten times the rounding
+#: of the residual's own evaluation, so it stops where rounding does.
+_IP_TOL = 1e-13
+#: Interior-point iteration cap of the study (a monotone LCP takes 20–45 here).
+_IP_ITERS = 80
+#: Fraction of the step to the boundary an interior-point step takes (Mehrotra's usual 0.99).
+_IP_STEP = 0.99
+#: A relaxation answer's entry counts as positive above this share of its largest entry (the
+#: interior point's iterates approach 0 as √(gap) ≈ 1e-7 of the largest).
+_IP_ZERO = 1e-6
+
+
+def _relaxed(M: np.ndarray):
+    """``M̃`` of the relaxation (module docstring), the slack rows ``S`` and the others ``F``."""
+    zero = np.flatnonzero(np.diag(M) == 0.0)
+    S = zero[np.all(M[np.ix_(zero, zero)] == 0.0, axis=1)]  # rows with no slack-slack term
+    F = np.setdiff1d(np.arange(M.shape[0]), S)
+    Mr = M.copy()
+    Mr[np.ix_(F, S)] = -M[np.ix_(S, F)].T
+    return Mr, S, F
+
+
+def _interior_point(Mr, q, S, F):
+    """Mehrotra's predictor–corrector for the monotone LCP ``w = M̃z + q`` (equilibrated as our
+    Lemke is; Newton systems reduced to the SPD block ``G + Z_F⁻¹W_F + Cᵀ(Z_S⁻¹W_S)⁻¹C`` of the
+    non-slack rows). Returns ``z`` in the caller's units and the iterations."""
+    d = lcp._equilibrate(Mr)
+    Mh = Mr * d[:, None] * d[None, :]
+    qh = d * q
+    scale = float(np.max(np.abs(qh)))
+    qh = qh / scale
+    G = Mh[np.ix_(F, F)]
+    G = 0.5 * (G + G.T)
+    C = Mh[np.ix_(S, F)]
+    n = q.size
+    z, w = np.ones(n), np.ones(n)
+    it = 0
+    while it < _IP_ITERS:
+        it += 1
+        rp = Mh @ z + qh - w
+        mu = float(z @ w) / n
+        if mu < _IP_TOL and float(np.max(np.abs(rp))) < _IP_TOL:
+            break
+        ds = (w / z)[S]
+        factor = scipy_linalg.cho_factor(G + np.diag((w / z)[F]) + C.T @ (C / ds[:, None]))
+
+        def direction(rc, rp=rp, ds=ds, factor=factor, z=z):
+            a = rc / z - rp
+            dF = scipy_linalg.cho_solve(factor, a[F] + C.T @ (a[S] / ds))
+            dz = np.empty(n)
+            dz[F], dz[S] = dF, (a[S] - C @ dF) / ds
+            return dz, Mh @ dz + rp
+
+        def longest(v, dv):
+            neg = dv < 0
+            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
+
+        dz, dw = direction(-z * w)
+        a = min(longest(z, dz), longest(w, dw))
+        sigma = (float((z + a * dz) @ (w + a * dw)) / n / mu) ** 3
+        dz, dw = direction(sigma * mu - z * w - dz * dw)
+        a = _IP_STEP * min(longest(z, dz), longest(w, dw))
+        z, w = z + a * dz, w + a * dw
+    return d * z * scale, it
+
+
+def _guessed_basis(M, z, S, F):
+    """A complementary basis guessed from a relaxation answer: every positive ``z`` of a normal
+    or slack row, and of each opposite pair of friction rows (``M[i, F] = −M[j, F]``) the one
+    carrying the net impulse."""
+    big = _IP_ZERO * float(np.max(np.abs(z)))
+    cone = M[np.ix_(F, S)] > 0  # the friction rows of each slack row's cone (its E column)
+    basis = [int(s) for s in S if z[s] > big]
+    friction = set(F[np.any(cone, axis=1)].tolist())
+    basis += [int(i) for i in F if i not in friction and z[i] > big]
+    for k in range(S.size):
+        rows = F[cone[:, k]]
+        done = set()
+        for i in rows:
+            if i in done:
+                continue
+            pair = [j for j in rows if j != i and np.allclose(M[i, F], -M[j, F])]
+            j = pair[0] if pair else None
+            net = z[i] - (z[j] if j is not None else 0.0)
+            if abs(net) > big:
+                basis.append(int(i) if net > 0 else int(j))
+            done.update([i] if j is None else [i, j])
+    return np.array(sorted(set(basis)), dtype=int)
+
+
+def relaxation_rows(problems, keys) -> None:
+    """The relaxation study's rows (module docstring) for each stored LCP."""
+    for k, (M, q) in zip(keys, problems, strict=True):
+        Mr, S, F = _relaxed(M)
+        if not S.size:
+            print(f"{k + 1:>5}{q.size:>7}  no slack rows: the LCP is its own relaxation")
+            continue
+        c0 = time.process_time()
+        z, its = _interior_point(Mr, q, S, F)
+        cpu = time.process_time() - c0
+        big = _IP_ZERO * float(np.max(np.abs(z)))
+        normal = M[np.ix_(S, F)] > 0  # each cone's normal row (its μ or ρ coefficient)
+        slipping = sum(
+            1 for c, s in enumerate(S) if z[s] > big and np.any(z[F[normal[c]]] > big)
+        )  # fmt: skip
+        print(
+            f"{k + 1:>5}{q.size:>7}{its:>8}  {'relaxation':<10}{'monotone interior pt':<28}"
+            f"{'':>9}{cpu:>9.3f}{'':>9}{lcp.lcp_residual(M, q, z):>10.1e}"
+            f"   ({slipping} of {S.size} cones loaded and slipping)",
+            flush=True,
+        )
+        offset = np.zeros_like(q)
+        for rnd in range(3):  # the fixed point on the normal rows' offset μλ
+            offset = (M - Mr) @ z
+            z, its = _interior_point(Mr, q + offset, S, F)
+            r = lcp.lcp_residual(M, q, z)
+            print(f"{'':>12}{its:>8}  {'fixed pt ' + str(rnd + 1):<10}{'':<28}{'':>27}{r:>10.1e}")
+        z, _ = _interior_point(Mr, q, S, F)
+        w = Mr @ z + q
+        for name, J in (("z>w", np.flatnonzero(z > w)), ("guessed", _guessed_basis(M, z, S, F))):
+            t0, c0 = time.perf_counter(), time.process_time()
+            res = lcp.solve_lcp(M, q, warm_start=J)
+            t, c = time.perf_counter() - t0, time.process_time() - c0
+            print(_line(k + 1, res, t, float("nan"), c) + f"   (start basis {name}, {J.size})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100, help="spheres (default 100)")
@@ -344,6 +483,10 @@ def main(argv=None) -> int:
         "--siconos-timeout", type=float, default=600.0,
         help="seconds per Siconos solve (default 600)",
     )  # fmt: skip
+    ap.add_argument(
+        "--relaxation", action="store_true",
+        help="with --load: the monotone-relaxation study (docs/studies/large-islands.md)",
+    )  # fmt: skip
     ap.add_argument("--save-z", help="store step 1's answer z of the largest LCP in this .npz")
     ap.add_argument(
         "--replay-block", type=int, nargs="*", default=[],
@@ -355,6 +498,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.load:
         run_stored(args.load, args.dense, args.siconos, args.siconos_timeout)
+        if args.relaxation:
+            data = np.load(args.load)
+            keys = sorted(int(k[1:]) for k in data.files if k.startswith("M"))
+            print_head("the monotone relaxation (docs/studies/large-islands.md)", HEAD)
+            relaxation_rows([(data[f"M{k}"], data[f"q{k}"]) for k in keys], keys)
     else:
         run_scene_steps(
             args.n, args.steps, args.settle, args.seed, args.save, args.save_z,
