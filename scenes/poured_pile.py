@@ -27,7 +27,7 @@ velocity growth"); friction 0.1 (0.01 between spheres), rolling friction 0.001 m
 leaving at 5 m/s stays in the air for the rest of the 1 s run, so no backward landing (which
 restitution 0 cannot undo) occurs.
 
-Measured (issue 38; idle-ish 2-core machine, load average ≈ 2): 1 s back at 1/120 s in 12 s wall,
+Measured (issue 38; idle 2-core machine, load average 0.5): 1 s back at 1/120 s in 7.7 s wall,
 the audit passed (peak speed 5.2 m/s, spin 40 rad/s, overlaps ≤ 0.51 mm), 98 of 100 spheres
 out of the bin at the earliest state; its largest island LCP has 440 rows. Seeds 1–2 pass too;
 seed 3's run stops 0.35 s back, on an island LCP of 253 rows that Lemke, its ladder and the
