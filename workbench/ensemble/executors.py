@@ -26,6 +26,7 @@ __all__ = [
     "Starting",
     "in_process",
     "auto_workers",
+    "start_fork_server",
     "check_scheduler_address",
     "bounded_map",
 ]
@@ -163,7 +164,7 @@ def helper_process() -> cf.Executor | None:
     return _pool(1)
 
 
-def _pool(workers: int) -> cf.ProcessPoolExecutor:
+def _forkserver_context():
     import multiprocessing as mp
 
     # forkserver: workers fork from a clean server process, never from a driver that holds an
@@ -172,6 +173,26 @@ def _pool(workers: int) -> cf.ProcessPoolExecutor:
     # what every task needs, imported once in the server (≈ 0.7 s of CPU, preload's docstring);
     # the same list for every pool of this process, which share the server
     ctx.set_forkserver_preload(["workbench.ensemble.preload"])
+    return ctx
+
+
+def start_fork_server() -> None:
+    """Start, from a thread, the fork server that this process's pools fork their workers from,
+    so that its imports (:mod:`workbench.ensemble.preload`, ≈ 1.5 s idle) overlap what the
+    caller does before its pool exists (loading the scene, the nominal run). A pool made later
+    uses the same server (``multiprocessing`` keeps one per process); without this call its
+    first task starts it. Measured (2026-12-08, idle 2-core machine, ``workbench ensemble
+    random_box -n 1200 --workers 2``): docs/ensembles.md."""
+    from multiprocessing import forkserver
+
+    _forkserver_context()
+    threading.Thread(
+        target=forkserver.ensure_running, name="workbench-fork-server", daemon=True
+    ).start()
+
+
+def _pool(workers: int) -> cf.ProcessPoolExecutor:
+    ctx = _forkserver_context()
     return cf.ProcessPoolExecutor(
         max_workers=workers,
         mp_context=ctx,

@@ -178,6 +178,7 @@ def ensemble(
     >>> e.summary_text().splitlines()[0].split(": ", 1)[1]
     "4 of 4 realizations completed; status {'ok': 4}; seed 1"
     """
+    from workbench.ensemble.executors import start_fork_server
     from workbench.ensemble.run import LOCAL_SCHEDULER, run_ensemble
 
     place = where(workers)
@@ -189,6 +190,9 @@ def ensemble(
         raise OptionError(
             "--dashboard", "only with --scheduler local (a cluster you started has its own)"
         )
+    if place.scheduler is None and place.workers > 1:
+        # the pool's fork server imports what workers need while the scene loads here
+        start_fork_server()
     given = scene_input(scene, set)
     ref = given.ref("an ensemble", dt=dt, duration=duration, force=force)
     loaded = ref.load()  # validate before anything runs

@@ -100,3 +100,20 @@ def test_a_dask_job_ends_without_a_traceback_while_a_result_is_gathered(tmp_path
     time.sleep(0.5)  # the cluster gone: a gather under way has failed and been printed by now
     printed = capfd.readouterr().err + caplog.text  # (pytest takes the log records)
     assert "CommClosedError" not in printed and "Traceback" not in printed, printed
+
+
+def test_the_fork_server_started_ahead_is_the_one_the_pool_forks_its_workers_from():
+    """:func:`start_fork_server` starts this process's fork server from a thread (its imports
+    overlap the caller's work); a pool made afterwards forks its workers from that server."""
+    import os
+    from multiprocessing import forkserver
+
+    executors.start_fork_server()
+    deadline = time.monotonic() + 60
+    while forkserver._forkserver._forkserver_pid is None:
+        assert time.monotonic() < deadline, "the fork server did not start"
+        time.sleep(0.05)
+    server = forkserver._forkserver._forkserver_pid
+    with executors.executor_for(2, None, None, 4) as ex:
+        parents = {ex.submit(os.getppid).result() for _ in range(4)}
+    assert parents == {server}
