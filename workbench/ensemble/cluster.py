@@ -133,7 +133,7 @@ def local_dask_cluster(
     try:
         os.close(lifeline_read)  # the children hold it; the driver keeps the write end only
         lifeline_read = -1
-        pids = _read_pids(launcher, n_workers + 1, timeout)
+        pids = _read_pids(launcher, n_workers + 1, timeout, cancelled)
         _wait_for_workers(address, n_workers, timeout, cancelled)
         yield address
     finally:
@@ -160,15 +160,27 @@ def local_dask_cluster(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _read_pids(launcher: subprocess.Popen, n: int, timeout: float) -> list[int]:
+def _read_pids(
+    launcher: subprocess.Popen,
+    n: int,
+    timeout: float,
+    cancelled: threading.Event | None = None,
+) -> list[int]:
     """The ``n`` process ids the launcher (:mod:`workbench.ensemble.forked_cluster`) prints once
-    it has forked them; :class:`WorkbenchError` if it ends or says nothing within ``timeout``."""
+    it has forked them; :class:`WorkbenchError` if it ends or says nothing within ``timeout``,
+    or ``cancelled`` is set first (a run whose scene failed to load while its cluster started)."""
     import selectors
 
+    deadline = time.monotonic() + timeout
     with selectors.DefaultSelector() as sel:
         sel.register(launcher.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout):
-            raise WorkbenchError(f"the local Dask cluster did not start within {timeout:g} s")
+        while not sel.select(0.1):
+            if cancelled is not None and cancelled.is_set():
+                raise WorkbenchError("the start of the local Dask cluster was cancelled")
+            if time.monotonic() > deadline:
+                raise WorkbenchError(
+                    f"the local Dask cluster did not start within {timeout:g} s"
+                )
     line = launcher.stdout.readline()
     try:
         pids = [int(p) for p in json.loads(line)]
