@@ -81,6 +81,7 @@ from reverse.goals.hints import Hint, HintPolicy  # noqa: E402
 from reverse.runs.run import build_stepper  # noqa: E402
 from reverse.step.stepper import StepSettings  # noqa: E402
 from workbench.scene.model import Scene, scene_from_dict  # noqa: E402
+from workbench.scene.parts import bin_walls  # noqa: E402
 from workbench.sim.forward import run_scene  # noqa: E402
 
 SIZES = (10, 100, 1000)
@@ -115,19 +116,7 @@ def bin_scene(n: int, rng: np.random.Generator, settle: float) -> dict:
             "fixed": True,
         }
     ]
-    for k, (axis, sign) in enumerate(((0, 1), (0, -1), (1, 1), (1, -1))):
-        pos = [0.0, 0.0, 0.5 * top]
-        pos[axis] = sign * (half + WALL)
-        ext = [half + 2 * WALL, half + 2 * WALL, 0.5 * top]
-        ext[axis] = WALL
-        bodies.append(
-            {
-                "name": f"wall{k}",
-                "shape": {"type": "box", "half_extents": ext},
-                "position": pos,
-                "fixed": True,
-            }
-        )
+    bodies += bin_walls(half, WALL, 0.0, top)
     for i in range(n):
         layer, cell = divmod(i, side**2)
         row, col = divmod(cell, side)

@@ -45,7 +45,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from workbench.scene.parts import NEUTRAL_MATERIAL, arrival_hints, ground_box, scene_parameters
+from workbench.scene.parts import (
+    NEUTRAL_MATERIAL,
+    arrival_hints,
+    bin_walls,
+    ground_box,
+    scene_parameters,
+)
 
 __all__ = ["build", "hints", "settled_bodies"]
 
@@ -115,20 +121,9 @@ def _bin(
             "material": dict(surface),
         }
     )
-    for k, (axis, sign) in enumerate(((0, 1), (0, -1), (1, 1), (1, -1))):
-        pos = [0.0, 0.0, 0.5 * wall_height - 0.1]
-        pos[axis] = sign * (half + _WALL)
-        ext = [half + 2 * _WALL, half + 2 * _WALL, 0.5 * wall_height + 0.1]
-        ext[axis] = _WALL
-        bodies.append(
-            {
-                "name": f"wall{k}",
-                "shape": {"type": "box", "half_extents": ext},
-                "position": pos,
-                "fixed": True,
-                "material": dict(surface, restitution=float(wall_restitution)),
-            }
-        )
+    # from 0.2 m below the floor's top (its lowest edge, tilted) up to the walls' height
+    walls = dict(surface, restitution=float(wall_restitution))
+    bodies += bin_walls(half, _WALL, -0.2, wall_height, walls)
     return bodies
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "ground_box",
     "material",
     "cube",
+    "bin_walls",
     "reverse_scene",
     "arrival_hints",
     "scene_parameters",
@@ -70,6 +71,31 @@ def cube(
         body["linear_velocity"] = linear_velocity
     body["material"] = material
     return body
+
+
+def bin_walls(
+    half: float, thickness: float, bottom: float, top: float, material: dict | None = None
+) -> list[dict]:
+    """The four fixed walls ``wall0`` … ``wall3`` of a square bin ``2 half`` wide inside, centred
+    on the vertical axis: boxes ``2 thickness`` thick (``thickness`` is their half thickness,
+    m) from height ``bottom`` to ``top`` (m), overlapping at the corners; ``material`` for each,
+    if given."""
+    walls = []
+    for k, (axis, sign) in enumerate(((0, 1), (0, -1), (1, 1), (1, -1))):
+        pos = [0.0, 0.0, 0.5 * (top + bottom)]
+        pos[axis] = sign * (half + thickness)
+        ext = [half + 2 * thickness, half + 2 * thickness, 0.5 * (top - bottom)]
+        ext[axis] = thickness
+        wall = {
+            "name": f"wall{k}",
+            "shape": {"type": "box", "half_extents": ext},
+            "position": pos,
+            "fixed": True,
+        }
+        if material is not None:
+            wall["material"] = dict(material)
+        walls.append(wall)
+    return walls
 
 
 def reverse_scene(

@@ -11,22 +11,23 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
 __all__ = ["TaskResult", "StoreResult", "FileResult"]
 
 
-class TaskResult:
+class TaskResult(ABC):
     """What every task returns: arrays as attributes, an xarray view and the command's file.
 
     Subclasses implement :meth:`save`; :meth:`to_xarray` defaults to the view of the saved file.
     """
 
-    def save(self, path: str | os.PathLike) -> Path:  # pragma: no cover - the contract
+    @abstractmethod
+    def save(self, path: str | os.PathLike) -> Path:
         """Write the file the command writes to ``path`` (the same bytes for the same inputs);
         returns the path."""
-        raise NotImplementedError
 
     def to_xarray(self) -> Any:
         """The result as an :class:`xarray.Dataset` with named dimensions and units (xarray is
@@ -71,9 +72,9 @@ class FileResult(TaskResult):
     """A result whose file is a text report (JSON): :meth:`save` writes :attr:`text`."""
 
     @property
-    def text(self) -> str:  # pragma: no cover - the contract
+    @abstractmethod
+    def text(self) -> str:
         """The file's text."""
-        raise NotImplementedError
 
     def save(self, path: str | os.PathLike) -> Path:
         path = Path(path)
